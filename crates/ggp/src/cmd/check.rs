@@ -15,6 +15,9 @@ pub struct Args {
     /// How to print diagnostics (on standard output).
     #[arg(long, value_enum, default_value = "human")]
     format: Format,
+    /// Codes not to report, comma-separated (`--ignore W010,W009`).
+    #[arg(long, value_delimiter = ',')]
+    ignore: Vec<String>,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -34,7 +37,13 @@ pub fn run(args: Args) -> u8 {
             }
         };
         let mut diagnostics: Vec<Diagnostic> = input.decode_diagnostics;
-        diagnostics.extend(gdl_syntax::parse(&input.text).diagnostics);
+        diagnostics.extend(gdl_check::check(&input.text).diagnostics);
+        diagnostics.retain(|d| {
+            !args
+                .ignore
+                .iter()
+                .any(|code| code.eq_ignore_ascii_case(d.code))
+        });
         diagnostics.sort_by_key(|d| d.span);
         errors += diagnostics
             .iter()

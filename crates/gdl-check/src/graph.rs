@@ -1,0 +1,330 @@
+//! The dependency graph of a program (Definition 7 of the specification), its strongly connected
+//! components in evaluation order, and the strata of stratified negation (Definition 8).
+
+use std::collections::VecDeque;
+
+use gdl_syntax::Span;
+
+use crate::program::{Program, RelId};
+
+/// An edge from a relation used in a body to the relation of the rule's head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub from: RelId,
+    pub to: RelId,
+    /// The body atom is under a `not`.
+    pub negative: bool,
+    /// Index of the rule in [`Program::rules`].
+    pub rule: usize,
+    /// The body atom.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub edges: Vec<Edge>,
+    /// Edges leaving each relation (indices into `edges`).
+    pub outgoing: Vec<Vec<u32>>,
+    /// Edges entering each relation.
+    pub incoming: Vec<Vec<u32>>,
+    /// The component of each relation.
+    pub component: Vec<u32>,
+    /// Components in evaluation order: every relation comes after the relations it depends on.
+    pub components: Vec<Vec<RelId>>,
+    /// Whether a component is recursive (more than one relation, or a relation that depends on
+    /// itself).
+    pub recursive: Vec<bool>,
+    /// The stratum of each relation: the number of negations on the longest chain of
+    /// dependencies below it. Meaningful when [`Graph::negative_cycles`] is empty.
+    pub stratum: Vec<u32>,
+    /// For each component that contains a negative edge, one cycle through it (edge indices,
+    /// in order, starting with the negative edge).
+    pub negative_cycles: Vec<Vec<u32>>,
+}
+
+impl Graph {
+    pub fn build(program: &Program) -> Graph {
+        let n = program.relations.len();
+        let mut edges = Vec::new();
+        for (index, rule) in program.rules.iter().enumerate() {
+            for literal in &rule.body {
+                literal.for_each_atom(false, &mut |atom, negative| {
+                    edges.push(Edge {
+                        from: atom.rel,
+                        to: rule.head.rel,
+                        negative,
+                        rule: index,
+                        span: atom.span,
+                    });
+                });
+            }
+        }
+        let mut outgoing = vec![Vec::new(); n];
+        let mut incoming = vec![Vec::new(); n];
+        for (k, e) in edges.iter().enumerate() {
+            outgoing[e.from as usize].push(k as u32);
+            incoming[e.to as usize].push(k as u32);
+        }
+        let (component, mut components) = tarjan(n, &edges, &outgoing);
+        // Tarjan finishes a component after everything reachable from it, i.e. after the
+        // relations that depend on it: reverse for evaluation order.
+        components.reverse();
+        let count = components.len();
+        let mut order_of = vec![0u32; count];
+        for (position, members) in components.iter().enumerate() {
+            order_of[component[members[0] as usize] as usize] = position as u32;
+        }
+        let component: Vec<u32> = component.iter().map(|&c| order_of[c as usize]).collect();
+        let mut recursive = vec![false; count];
+        for e in &edges {
+            if component[e.from as usize] == component[e.to as usize] {
+                recursive[component[e.to as usize] as usize] = true;
+            }
+        }
+        let mut stratum = vec![0u32; n];
+        let mut component_stratum = vec![0u32; count];
+        let mut negative_cycles = Vec::new();
+        for (c, members) in components.iter().enumerate() {
+            let mut s = 0;
+            let mut cycle_found = false;
+            for &rel in members {
+                for &k in &incoming[rel as usize] {
+                    let e = &edges[k as usize];
+                    let from_c = component[e.from as usize] as usize;
+                    if from_c == c {
+                        if e.negative && !cycle_found {
+                            cycle_found = true;
+                            negative_cycles.push(cycle_through(k, &edges, &outgoing, &component));
+                        }
+                    } else {
+                        s = s.max(component_stratum[from_c] + u32::from(e.negative));
+                    }
+                }
+            }
+            component_stratum[c] = s;
+            for &rel in members {
+                stratum[rel as usize] = s;
+            }
+        }
+        Graph {
+            edges,
+            outgoing,
+            incoming,
+            component,
+            components,
+            recursive,
+            stratum,
+            negative_cycles,
+        }
+    }
+
+    /// Whether `a` and `b` are in one cycle (the same recursive component).
+    pub fn in_cycle(&self, a: RelId, b: RelId) -> bool {
+        let c = self.component[a as usize];
+        c == self.component[b as usize] && self.recursive[c as usize]
+    }
+
+    /// A shortest chain of edges by which `to` depends on `from` (edge indices), if any.
+    pub fn path(&self, from: RelId, to: RelId) -> Option<Vec<u32>> {
+        if from == to {
+            return Some(Vec::new());
+        }
+        let mut via: Vec<Option<u32>> = vec![None; self.outgoing.len()];
+        let mut seen = vec![false; self.outgoing.len()];
+        let mut queue = VecDeque::from([from]);
+        seen[from as usize] = true;
+        while let Some(rel) = queue.pop_front() {
+            for &k in &self.outgoing[rel as usize] {
+                let next = self.edges[k as usize].to;
+                if seen[next as usize] {
+                    continue;
+                }
+                seen[next as usize] = true;
+                via[next as usize] = Some(k);
+                if next == to {
+                    let mut path = Vec::new();
+                    let mut at = to;
+                    while let Some(k) = via[at as usize] {
+                        path.push(k);
+                        at = self.edges[k as usize].from;
+                        if at == from {
+                            break;
+                        }
+                    }
+                    path.reverse();
+                    return Some(path);
+                }
+                queue.push_back(next);
+            }
+        }
+        None
+    }
+
+    /// Every relation that `rel` depends on, directly or not (including itself).
+    pub fn dependencies(&self, rel: RelId) -> Vec<bool> {
+        let mut seen = vec![false; self.outgoing.len()];
+        let mut stack = vec![rel];
+        seen[rel as usize] = true;
+        while let Some(r) = stack.pop() {
+            for &k in &self.incoming[r as usize] {
+                let from = self.edges[k as usize].from;
+                if !seen[from as usize] {
+                    seen[from as usize] = true;
+                    stack.push(from);
+                }
+            }
+        }
+        seen
+    }
+}
+
+/// A cycle that starts with edge `first` and returns to its source within its component.
+fn cycle_through(first: u32, edges: &[Edge], outgoing: &[Vec<u32>], component: &[u32]) -> Vec<u32> {
+    let start = edges[first as usize];
+    let c = component[start.from as usize];
+    let mut via: Vec<Option<u32>> = vec![None; outgoing.len()];
+    let mut seen = vec![false; outgoing.len()];
+    let mut queue = VecDeque::from([start.to]);
+    seen[start.to as usize] = true;
+    let mut tail = Vec::new();
+    if start.to != start.from {
+        'search: while let Some(rel) = queue.pop_front() {
+            for &k in &outgoing[rel as usize] {
+                let next = edges[k as usize].to;
+                if component[next as usize] != c || seen[next as usize] {
+                    continue;
+                }
+                seen[next as usize] = true;
+                via[next as usize] = Some(k);
+                if next == start.from {
+                    break 'search;
+                }
+                queue.push_back(next);
+            }
+        }
+        let mut at = start.from;
+        while at != start.to {
+            let k = via[at as usize].expect("a path exists within a component");
+            tail.push(k);
+            at = edges[k as usize].from;
+        }
+        tail.reverse();
+    }
+    let mut cycle = vec![first];
+    cycle.extend(tail);
+    cycle
+}
+
+/// Tarjan's algorithm without recursion: the component of each node, and the components in
+/// the order they finish.
+fn tarjan(n: usize, edges: &[Edge], outgoing: &[Vec<u32>]) -> (Vec<u32>, Vec<Vec<RelId>>) {
+    const UNSEEN: u32 = u32::MAX;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut component = vec![UNSEEN; n];
+    let mut components = Vec::new();
+    let mut next_index = 0u32;
+    // (node, position in its outgoing list)
+    let mut calls: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if index[root as usize] != UNSEEN {
+            continue;
+        }
+        calls.push((root, 0));
+        index[root as usize] = next_index;
+        low[root as usize] = next_index;
+        next_index += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (v, ref mut pos)) = calls.last_mut() {
+            if let Some(&k) = outgoing[v as usize].get(*pos) {
+                *pos += 1;
+                let w = edges[k as usize].to;
+                if index[w as usize] == UNSEEN {
+                    index[w as usize] = next_index;
+                    low[w as usize] = next_index;
+                    next_index += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent as usize] = low[parent as usize].min(low[v as usize]);
+            }
+            if low[v as usize] == index[v as usize] {
+                let id = components.len() as u32;
+                let mut members = Vec::new();
+                loop {
+                    let w = stack.pop().expect("v is on the stack");
+                    on_stack[w as usize] = false;
+                    component[w as usize] = id;
+                    members.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                members.reverse();
+                components.push(members);
+            }
+        }
+    }
+    (component, components)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::lower;
+
+    fn graph(text: &str) -> (Program, Graph) {
+        let parsed = gdl_syntax::parse(text);
+        let program = lower(&parsed.description);
+        let graph = Graph::build(&program);
+        (program, graph)
+    }
+
+    #[test]
+    fn evaluation_order_and_strata() {
+        let (p, g) = graph(
+            "(<= (reach ?x ?y) (edge ?x ?y)) (<= (reach ?x ?z) (reach ?x ?y) (edge ?y ?z))
+             (<= (cut ?x) (node ?x) (not (reach a ?x))) (<= (top ?x) (cut ?x))",
+        );
+        let rel = |n: &str, a| p.relation(n, a).unwrap() as usize;
+        assert!(g.negative_cycles.is_empty());
+        assert!(g.component[rel("edge", 2)] < g.component[rel("reach", 2)]);
+        assert!(g.component[rel("reach", 2)] < g.component[rel("cut", 1)]);
+        assert!(g.recursive[g.component[rel("reach", 2)] as usize]);
+        assert!(!g.recursive[g.component[rel("cut", 1)] as usize]);
+        assert_eq!(g.stratum[rel("reach", 2)], 0);
+        assert_eq!(g.stratum[rel("cut", 1)], 1);
+        assert_eq!(g.stratum[rel("top", 1)], 1);
+        assert!(g.in_cycle(rel("reach", 2) as u32, rel("reach", 2) as u32));
+    }
+
+    #[test]
+    fn negative_cycle_is_found_with_its_path() {
+        let (p, g) = graph("(<= (p ?x) (q ?x)) (<= (q ?x) (r ?x) (not (p ?x)))");
+        assert_eq!(g.negative_cycles.len(), 1);
+        let cycle = &g.negative_cycles[0];
+        assert_eq!(cycle.len(), 2);
+        let first = g.edges[cycle[0] as usize];
+        assert!(first.negative);
+        assert_eq!(p.describe(first.from), "p/1");
+        assert_eq!(p.describe(first.to), "q/1");
+        assert_eq!(g.edges[cycle[1] as usize].to, first.from);
+    }
+
+    #[test]
+    fn self_negation() {
+        let (_, g) = graph("(<= (p ?x) (q ?x) (not (p ?x)))");
+        assert_eq!(g.negative_cycles.len(), 1);
+        assert_eq!(g.negative_cycles[0].len(), 1);
+    }
+}

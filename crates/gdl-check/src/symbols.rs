@@ -1,0 +1,81 @@
+//! Interned names. GDL is case-insensitive: a symbol is the lower-case form of a name, so `ROBOT`
+//! and `robot` are one symbol.
+
+use rustc_hash::FxHashMap;
+
+/// An interned, case-folded name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Symbol(pub u32);
+
+#[derive(Clone, Debug, Default)]
+pub struct Symbols {
+    map: FxHashMap<Box<str>, Symbol>,
+    names: Vec<Box<str>>,
+}
+
+impl Symbols {
+    pub fn new() -> Symbols {
+        Symbols::default()
+    }
+
+    /// The symbol of `name`, in any letter case.
+    pub fn intern(&mut self, name: &str) -> Symbol {
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            let lower = name.to_ascii_lowercase();
+            self.intern_lower(&lower)
+        } else {
+            self.intern_lower(name)
+        }
+    }
+
+    fn intern_lower(&mut self, lower: &str) -> Symbol {
+        if let Some(&symbol) = self.map.get(lower) {
+            return symbol;
+        }
+        let symbol = Symbol(self.names.len() as u32);
+        self.names.push(lower.into());
+        self.map.insert(lower.into(), symbol);
+        symbol
+    }
+
+    /// The symbol of `name` if it was interned.
+    pub fn get(&self, name: &str) -> Option<Symbol> {
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.map.get(name.to_ascii_lowercase().as_str()).copied()
+        } else {
+            self.map.get(name).copied()
+        }
+    }
+
+    /// The canonical (lower-case) spelling.
+    pub fn name(&self, symbol: Symbol) -> &str {
+        &self.names[symbol.0 as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_folds_case() {
+        let mut symbols = Symbols::new();
+        let a = symbols.intern("Robot");
+        let b = symbols.intern("ROBOT");
+        let c = symbols.intern("robot");
+        assert_eq!(a, b);
+        assert_eq!(b, c);
+        assert_eq!(symbols.name(a), "robot");
+        assert_ne!(symbols.intern("robots"), a);
+        assert_eq!(symbols.get("rObOt"), Some(a));
+        assert_eq!(symbols.get("nobody"), None);
+    }
+}
