@@ -230,7 +230,7 @@ impl FormVisitor<'_> {
                     format!("the fact contains a variable, `?{}`", name.text),
                 )
                 .with_label("facts must be ground")
-                .with_help("a fact holds for a ground instance only; to state it for many values, write a rule that binds the variable"),
+                .with_help("a fact with a variable holds for every ground term in its place; write a rule that binds the variable to the values meant, or one fact per value"),
             ),
             Term::Constant(_) => {}
             Term::Function { args, .. } => args.iter().for_each(|a| self.variables_in_fact(a)),

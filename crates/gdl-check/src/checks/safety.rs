@@ -146,6 +146,22 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
             }
             let span = var.spans[0];
             let written = span.text(cx.text);
+            // `?_x` must not already name another variable of the rule: renaming would merge
+            // the two and change the rule.
+            let taken = |candidate: &str| {
+                rule.vars.iter().any(|v| {
+                    cx.program
+                        .symbols
+                        .name(v.name)
+                        .eq_ignore_ascii_case(candidate)
+                })
+            };
+            let mut renamed = format!("_{}", &written[1..]);
+            let mut suffix = 2;
+            while taken(&renamed) {
+                renamed = format!("_{}{suffix}", &written[1..]);
+                suffix += 1;
+            }
             out.push(
                 Diagnostic::warning(
                     codes::SINGLETON_VARIABLE,
@@ -155,14 +171,48 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
                 .with_label("used nowhere else")
                 .with_help("if any value will do, name it `?_…` to say so; otherwise it may be a misspelling")
                 .with_fix(Fix {
-                    message: format!("rename it `?_{}`", &written[1..]),
+                    message: format!("rename it `?{renamed}`"),
                     applicability: Applicability::Safe,
                     edits: vec![Edit {
                         span,
-                        replacement: format!("?_{}", &written[1..]),
+                        replacement: format!("?{renamed}"),
                     }],
                 }),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check;
+
+    fn singleton_fixes(text: &str) -> Vec<String> {
+        check(text)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == crate::codes::SINGLETON_VARIABLE)
+            .flat_map(|d| {
+                d.fix
+                    .iter()
+                    .flat_map(|f| f.edits.iter().map(|e| e.replacement.clone()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn singleton_rename_is_underscored() {
+        assert_eq!(singleton_fixes("(<= (p ?x) (q ?x ?y))"), ["?_y"]);
+    }
+
+    #[test]
+    fn singleton_rename_does_not_merge_with_an_existing_variable() {
+        // `?_y` is taken (twice, so not itself a singleton): renaming `?y` to it would join the
+        // two variables and change the rule.
+        assert_eq!(singleton_fixes("(<= (p ?_y) (q ?_y ?y))"), ["?_y2"]);
+        assert_eq!(
+            singleton_fixes("(<= (p ?_Y ?_y2) (q ?_y ?_y2 ?y))"),
+            ["?_y3"]
+        );
     }
 }
