@@ -70,3 +70,31 @@ fn the_base_game_of_the_cases_is_clean() {
     let checked = gdl_check::check(text);
     assert!(checked.diagnostics.is_empty(), "{:#?}", checked.diagnostics);
 }
+
+/// Every code the toolkit can report has its page in `docs/codes/`, titled with its code and
+/// name, and listed in the index.
+#[test]
+fn every_code_has_a_documentation_page() {
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/codes");
+    let index = std::fs::read_to_string(docs.join("README.md")).expect("docs/codes/README.md");
+    let codes = gdl_syntax::codes::SYNTAX_CODES
+        .iter()
+        .map(|c| (c.code, c.name))
+        .chain(
+            gdl_check::codes::CHECK_CODES
+                .iter()
+                .map(|c| (c.code, c.name)),
+        );
+    let mut missing = Vec::new();
+    for (code, name) in codes {
+        let page = std::fs::read_to_string(docs.join(format!("{code}.md"))).unwrap_or_default();
+        let title = format!("# {code} {name}\n");
+        if !page.starts_with(&title) || !index.contains(&format!("{code}.md")) {
+            missing.push(code);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "codes without a page titled `# CODE name` listed in the index: {missing:?}"
+    );
+}

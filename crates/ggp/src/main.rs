@@ -25,6 +25,10 @@ enum Command {
     Fmt(cmd::fmt::Args),
     /// Convert a game description between prefix KIF and infix notation.
     Convert(cmd::convert::Args),
+    /// Play a game with given or random joint moves and print every state it visits.
+    Replay(cmd::replay::Args),
+    /// Measure a reasoner's speed: random playouts for a number of seconds.
+    Bench(cmd::bench::Args),
 }
 
 /// Exit status: the command succeeded.
@@ -40,6 +44,8 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::Fmt(args) => cmd::fmt::run(args),
         Command::Convert(args) => cmd::convert::run(args),
+        Command::Replay(args) => cmd::replay::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
     };
     ExitCode::from(status)
 }

@@ -1,0 +1,185 @@
+//! The game state machine: the interface every reasoner implements and every player, manager
+//! and validator uses.
+//!
+//! The core is ggp-base's: roles, the initial state, legal moves, the next state, terminality
+//! and goals; everything else (joint moves, random moves, playouts) derives from it. Unlike
+//! ggp-base, randomness is an explicit parameter, states are plain values, and failures are
+//! `Result`s.
+
+use std::fmt;
+use std::hash::Hash;
+
+use gdl_check::Symbols;
+use rand::Rng;
+use rand::seq::IndexedRandom;
+
+use crate::terms::{TermId, TermStore};
+
+/// Why a question about a game could not be answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReasonError {
+    /// The description has errors that leave it without an agreed meaning.
+    Invalid(String),
+    /// Evaluating the rules in a state went beyond a budget (facts, term depth, time).
+    Budget(String),
+    /// Some rule could not be evaluated in this state (an instance depends on its own
+    /// negation, a literal cannot be made ground, …).
+    Evaluation(String),
+    /// A move or a role the question refers to does not fit the game.
+    BadRequest(String),
+}
+
+impl fmt::Display for ReasonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReasonError::Invalid(m) => write!(f, "invalid game description: {m}"),
+            ReasonError::Budget(m) => write!(f, "budget exceeded: {m}"),
+            ReasonError::Evaluation(m) => write!(f, "cannot evaluate the rules: {m}"),
+            ReasonError::BadRequest(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for ReasonError {}
+
+pub type Result<T> = std::result::Result<T, ReasonError>;
+
+/// Index of a role in [`StateMachine::roles`].
+pub type RoleIndex = usize;
+
+/// A game as a state machine.
+///
+/// Terms (roles, moves, fluents, goal values) are [`TermId`]s of the machine's
+/// [`StateMachine::terms`]. Queries take `&mut self` so that engines can keep scratch space and
+/// caches; a machine serves one thread (clone it, or build one per thread).
+pub trait StateMachine {
+    /// A game state: cheap to clone, hashable, comparable.
+    type State: Clone + Eq + Hash + fmt::Debug;
+
+    /// The roles, in the order of the description's `role` facts (repeated facts once).
+    fn roles(&self) -> &[TermId];
+
+    /// The ground terms the machine speaks in.
+    fn terms(&self) -> &TermStore;
+
+    /// The names the terms are built from.
+    fn symbols(&self) -> &Symbols;
+
+    /// Interns a term (a move read from a player, say) so it can be compared with the game's.
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String>;
+
+    fn initial_state(&mut self) -> Result<Self::State>;
+
+    /// The fluents true in a state, sorted by id.
+    fn fluents(&self, state: &Self::State) -> Vec<TermId>;
+
+    /// Every move for which `legal` holds for the role, in any order without repetition.
+    fn legal_moves(&mut self, state: &Self::State, role: RoleIndex) -> Result<Vec<TermId>>;
+
+    /// The state after every role makes its move (`joint[i]` for role `i`). The moves are not
+    /// checked for legality: that is the caller's business.
+    fn next_state(&mut self, state: &Self::State, joint: &[TermId]) -> Result<Self::State>;
+
+    fn is_terminal(&mut self, state: &Self::State) -> Result<bool>;
+
+    /// Every value for which `goal` holds for the role (usually one, in terminal states).
+    fn goal_values(&mut self, state: &Self::State, role: RoleIndex) -> Result<Vec<TermId>>;
+
+    // ---- derived ------------------------------------------------------------------------
+
+    /// The role's goal as a number: the one value for which `goal` holds, an integer 0–100.
+    fn goal(&mut self, state: &Self::State, role: RoleIndex) -> Result<u8> {
+        let values = self.goal_values(state, role)?;
+        let role_name = self.terms().text(self.symbols(), self.roles()[role]);
+        match values.as_slice() {
+            [one] => {
+                let text = self.terms().text(self.symbols(), *one);
+                text.parse::<u8>().ok().filter(|v| *v <= 100).ok_or_else(|| {
+                    ReasonError::Evaluation(format!(
+                        "the goal value of `{role_name}`, `{text}`, is not an integer from 0 to 100"
+                    ))
+                })
+            }
+            [] => Err(ReasonError::Evaluation(format!(
+                "no goal value holds for `{role_name}`"
+            ))),
+            many => Err(ReasonError::Evaluation(format!(
+                "{} goal values hold for `{role_name}`",
+                many.len()
+            ))),
+        }
+    }
+
+    /// Every role's goal (see [`StateMachine::goal`]).
+    fn goals(&mut self, state: &Self::State) -> Result<Vec<u8>> {
+        (0..self.roles().len())
+            .map(|r| self.goal(state, r))
+            .collect()
+    }
+
+    /// Legal moves of every role.
+    fn all_legal_moves(&mut self, state: &Self::State) -> Result<Vec<Vec<TermId>>> {
+        (0..self.roles().len())
+            .map(|r| self.legal_moves(state, r))
+            .collect()
+    }
+
+    /// Every joint move (the product of the roles' legal moves).
+    fn joint_moves(&mut self, state: &Self::State) -> Result<Vec<Vec<TermId>>> {
+        let legal = self.all_legal_moves(state)?;
+        let mut joints: Vec<Vec<TermId>> = vec![Vec::with_capacity(legal.len())];
+        for moves in &legal {
+            joints = joints
+                .into_iter()
+                .flat_map(|j| {
+                    moves.iter().map(move |&m| {
+                        let mut j = j.clone();
+                        j.push(m);
+                        j
+                    })
+                })
+                .collect();
+        }
+        Ok(joints)
+    }
+
+    /// A uniformly random legal move for every role, from `rng`. Fails when a role has no legal
+    /// move.
+    fn random_joint_move(
+        &mut self,
+        state: &Self::State,
+        rng: &mut impl Rng,
+    ) -> Result<Vec<TermId>> {
+        let mut joint = Vec::with_capacity(self.roles().len());
+        for role in 0..self.roles().len() {
+            let moves = self.legal_moves(state, role)?;
+            let Some(&m) = moves.choose(rng) else {
+                let name = self.terms().text(self.symbols(), self.roles()[role]);
+                return Err(ReasonError::Evaluation(format!(
+                    "`{name}` has no legal move in a non-terminal state"
+                )));
+            };
+            joint.push(m);
+        }
+        Ok(joint)
+    }
+
+    /// Plays random joint moves from `state` until a terminal state, at most `max_steps` of
+    /// them; returns the last state and the number of steps.
+    fn playout(
+        &mut self,
+        state: &Self::State,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<(Self::State, usize)> {
+        let mut state = state.clone();
+        for step in 0..max_steps {
+            if self.is_terminal(&state)? {
+                return Ok((state, step));
+            }
+            let joint = self.random_joint_move(&state, rng)?;
+            state = self.next_state(&state, &joint)?;
+        }
+        Ok((state, max_steps))
+    }
+}

@@ -1,0 +1,301 @@
+//! The reference engine: the semantics of §5 of the specification, evaluated bottom-up over
+//! non-ground rules, clear rather than clever.
+//!
+//! - Relations are computed component by component in dependency order (stratified
+//!   negation), recursive components by semi-naive iteration.
+//! - A component whose relations depend on their own negation (Definition 8 forbids it, yet
+//!   real games define `(goal robot 100)` from `(not (goal robot 0))`) is evaluated by the
+//!   alternating fixpoint, which gives the one model of a locally stratified program and
+//!   reports the atoms that have none.
+//! - Relations that depend on neither `true` nor `does` are computed once; those that depend
+//!   on `true` for each state (with no moves: `does` is empty, as when the Game Manager asks
+//!   for legal moves); those that depend on `does` again for each joint move.
+//! - A fact with variables (`(leq ?a ?a)`) holds for every value: literals unify with it.
+
+mod compile;
+mod eval;
+
+use std::sync::Arc;
+
+use gdl_check::{Checked, RelId, Reserved, Symbols};
+use gdl_syntax::Diagnostic;
+use rustc_hash::FxHashMap;
+
+use self::compile::{Compiled, Phase, compile, tuple};
+pub use self::eval::Limits;
+use self::eval::{Evaluator, Inputs, MOVES, STATE, STATIC};
+use crate::machine::{ReasonError, Result, RoleIndex, StateMachine};
+use crate::terms::{TermId, TermStore};
+
+/// A state: the fluents true in it, sorted by id.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ReferenceState(Arc<[TermId]>);
+
+impl ReferenceState {
+    pub fn fluents(&self) -> &[TermId] {
+        &self.0
+    }
+}
+
+pub struct ReferenceMachine {
+    symbols: Symbols,
+    compiled: Arc<Compiled>,
+    eval: Evaluator,
+    roles: Vec<TermId>,
+    reserved: [Option<RelId>; 11],
+    /// The state the evaluator's inputs and state tables are for.
+    current: Option<ReferenceState>,
+}
+
+fn reserved_index(r: Reserved) -> usize {
+    Reserved::ALL.iter().position(|&x| x == r).expect("listed")
+}
+
+impl ReferenceMachine {
+    /// Builds the machine for a checked description, or returns the errors that leave it
+    /// without an agreed meaning.
+    pub fn new(checked: &Checked<'_>) -> std::result::Result<ReferenceMachine, Vec<Diagnostic>> {
+        ReferenceMachine::with_limits(checked, Limits::default())
+    }
+
+    /// [`ReferenceMachine::new`] with budgets for every question.
+    pub fn with_limits(
+        checked: &Checked<'_>,
+        limits: Limits,
+    ) -> std::result::Result<ReferenceMachine, Vec<Diagnostic>> {
+        let blocking: Vec<Diagnostic> = checked.blocking_errors().cloned().collect();
+        if !blocking.is_empty() {
+            return Err(blocking);
+        }
+        ReferenceMachine::build(checked, limits).map_err(|e| {
+            vec![Diagnostic::error(
+                "R001",
+                gdl_syntax::Span::new(0, 0),
+                e.to_string(),
+            )]
+        })
+    }
+
+    /// Parses and checks `text`, then builds the machine.
+    pub fn from_text(text: &str) -> std::result::Result<ReferenceMachine, Vec<Diagnostic>> {
+        ReferenceMachine::new(&gdl_check::check(text))
+    }
+
+    fn build(checked: &Checked<'_>, limits: Limits) -> Result<ReferenceMachine> {
+        let program = &checked.program;
+        let mut store = TermStore::new();
+        let compiled = compile(program, &checked.graph, &mut store)?;
+        let mut reserved = [None; 11];
+        for r in Reserved::ALL {
+            reserved[reserved_index(r)] = program.reserved(r);
+        }
+        let layer_of: Vec<u8> = (0..program.relations.len())
+            .map(|r| {
+                if compiled.move_dependent[r] {
+                    MOVES
+                } else if compiled.state_phase[r] == Phase::Static {
+                    STATIC
+                } else {
+                    STATE
+                }
+            })
+            .collect();
+        let eval = Evaluator::new(store, limits, layer_of, compiled.members.len());
+        let mut machine = ReferenceMachine {
+            symbols: program.symbols.clone(),
+            compiled: Arc::new(compiled),
+            eval,
+            roles: Vec::new(),
+            reserved,
+            current: None,
+        };
+        // Roles in the order of their facts, each once.
+        if let Some(role) = machine.rel(Reserved::Role) {
+            for rule in program
+                .rules
+                .iter()
+                .filter(|r| r.head.rel == role && r.body.is_empty())
+            {
+                if let [term] = rule.head.args.as_slice()
+                    && term.is_ground()
+                {
+                    let text = program.term_text(rule, term);
+                    let id = machine
+                        .eval
+                        .store
+                        .parse(&mut machine.symbols, &text)
+                        .map_err(ReasonError::Invalid)?;
+                    if !machine.roles.contains(&id) {
+                        machine.roles.push(id);
+                    }
+                }
+            }
+        }
+        Ok(machine)
+    }
+
+    /// Sets the budgets for the following questions.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.eval.limits = limits;
+    }
+
+    fn rel(&self, r: Reserved) -> Option<RelId> {
+        self.reserved[reserved_index(r)]
+    }
+
+    /// Runs a question; after an error, every table is dropped (some may be half computed).
+    fn ask<T>(&mut self, question: impl FnOnce(&mut ReferenceMachine) -> Result<T>) -> Result<T> {
+        self.eval.start();
+        let result = question(self);
+        if result.is_err() {
+            self.eval.reset();
+            self.current = None;
+        }
+        result
+    }
+
+    /// Makes the evaluator answer about `state` (with no moves).
+    fn ensure_state(&mut self, state: &ReferenceState) {
+        if self.current.as_ref() == Some(state) {
+            return;
+        }
+        self.eval.clear_from(STATE);
+        let mut inputs = Inputs::default();
+        if let Some(true_rel) = self.rel(Reserved::True) {
+            let name = self.compiled.names[true_rel as usize];
+            let mut fluents: FxHashMap<_, Vec<TermId>> = FxHashMap::default();
+            let mut by_argument: FxHashMap<_, Vec<TermId>> = FxHashMap::default();
+            for &fluent in state.fluents() {
+                let symbol = self.eval.store.symbol(fluent);
+                let t = tuple(&mut self.eval.store, name, &[fluent]);
+                fluents.entry(symbol).or_default().push(t);
+                for (i, &arg) in self.eval.store.args(fluent).iter().enumerate() {
+                    by_argument
+                        .entry((symbol, i as u32, arg))
+                        .or_default()
+                        .push(t);
+                }
+            }
+            inputs.by_argument = by_argument;
+            inputs.fluents = fluents;
+            inputs.state = state.fluents().iter().copied().collect();
+        }
+        self.eval.inputs = Arc::new(inputs);
+        self.current = Some(state.clone());
+    }
+
+    /// Sets the moves `does` holds (none for questions about a state).
+    fn set_moves(&mut self, joint: Option<&[TermId]>) {
+        self.eval.clear_from(MOVES);
+        let mut does = Vec::new();
+        if let (Some(joint), Some(does_rel)) = (joint, self.rel(Reserved::Does)) {
+            let name = self.compiled.names[does_rel as usize];
+            for (&role, &m) in self.roles.iter().zip(joint) {
+                does.push(tuple(&mut self.eval.store, name, &[role, m]));
+            }
+        }
+        let inputs = Arc::make_mut(&mut self.eval.inputs);
+        inputs.does = does;
+    }
+
+    /// The second arguments of the `relation` tuples whose first argument is the role.
+    fn of_role(&mut self, r: Reserved, role: RoleIndex) -> Result<Vec<TermId>> {
+        let Some(&role_term) = self.roles.get(role) else {
+            return Err(ReasonError::BadRequest(format!(
+                "there is no role number {role}"
+            )));
+        };
+        let Some(rel) = self.rel(r) else {
+            return Ok(Vec::new());
+        };
+        let compiled = self.compiled.clone();
+        let tuples = self.eval.query(&compiled, rel, &[Some(role_term), None])?;
+        Ok(tuples.iter().map(|&t| self.eval.store.args(t)[1]).collect())
+    }
+}
+
+impl StateMachine for ReferenceMachine {
+    type State = ReferenceState;
+
+    fn roles(&self) -> &[TermId] {
+        &self.roles
+    }
+
+    fn terms(&self) -> &TermStore {
+        &self.eval.store
+    }
+
+    fn symbols(&self) -> &Symbols {
+        &self.symbols
+    }
+
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
+        self.eval.store.parse(&mut self.symbols, text)
+    }
+
+    fn initial_state(&mut self) -> Result<ReferenceState> {
+        let Some(init) = self.rel(Reserved::Init) else {
+            return Ok(ReferenceState(Arc::new([])));
+        };
+        self.ask(|m| {
+            let compiled = m.compiled.clone();
+            let tuples = m.eval.query(&compiled, init, &[None])?;
+            let mut fluents: Vec<TermId> =
+                tuples.iter().map(|&t| m.eval.store.args(t)[0]).collect();
+            fluents.sort_unstable();
+            fluents.dedup();
+            Ok(ReferenceState(fluents.into()))
+        })
+    }
+
+    fn fluents(&self, state: &ReferenceState) -> Vec<TermId> {
+        state.fluents().to_vec()
+    }
+
+    fn legal_moves(&mut self, state: &ReferenceState, role: RoleIndex) -> Result<Vec<TermId>> {
+        self.ensure_state(state);
+        self.ask(|m| m.of_role(Reserved::Legal, role))
+    }
+
+    fn next_state(&mut self, state: &ReferenceState, joint: &[TermId]) -> Result<ReferenceState> {
+        if joint.len() != self.roles.len() {
+            return Err(ReasonError::BadRequest(format!(
+                "a joint move needs {} moves, one per role; got {}",
+                self.roles.len(),
+                joint.len()
+            )));
+        }
+        self.ensure_state(state);
+        let Some(next) = self.rel(Reserved::Next) else {
+            return Ok(ReferenceState(Arc::new([])));
+        };
+        self.set_moves(Some(joint));
+        let result = self.ask(|m| {
+            let compiled = m.compiled.clone();
+            let tuples = m.eval.query(&compiled, next, &[None])?;
+            let mut fluents: Vec<TermId> =
+                tuples.iter().map(|&t| m.eval.store.args(t)[0]).collect();
+            fluents.sort_unstable();
+            fluents.dedup();
+            Ok(ReferenceState(fluents.into()))
+        });
+        self.set_moves(None);
+        result
+    }
+
+    fn is_terminal(&mut self, state: &ReferenceState) -> Result<bool> {
+        self.ensure_state(state);
+        let Some(terminal) = self.rel(Reserved::Terminal) else {
+            return Ok(false);
+        };
+        self.ask(|m| {
+            let compiled = m.compiled.clone();
+            Ok(!m.eval.query(&compiled, terminal, &[])?.is_empty())
+        })
+    }
+
+    fn goal_values(&mut self, state: &ReferenceState, role: RoleIndex) -> Result<Vec<TermId>> {
+        self.ensure_state(state);
+        self.ask(|m| m.of_role(Reserved::Goal, role))
+    }
+}

@@ -1,0 +1,328 @@
+//! Replaying a game: the JSON lines of `ggp replay` (the format of
+//! `../shared/conformance/README.md`), reading joint moves, and random play.
+
+use std::fmt;
+
+use rand::Rng;
+use serde_json::{Map, Value, json};
+
+use crate::machine::{ReasonError, StateMachine};
+use crate::terms::TermId;
+
+/// Why a replay stopped before the end of its moves.
+#[derive(Debug)]
+pub enum ReplayError {
+    Reason {
+        step: usize,
+        error: ReasonError,
+    },
+    /// A move that is not legal for its role in the state it is made from.
+    Illegal {
+        step: usize,
+        role: String,
+        played: String,
+        legal: Vec<String>,
+    },
+    /// A joint move for a terminal state.
+    GameOver {
+        step: usize,
+    },
+    /// A role has no legal move in a non-terminal state, so no joint move can be made.
+    NoLegalMove {
+        step: usize,
+        role: String,
+    },
+    Output(std::io::Error),
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::Reason { step, error } => write!(f, "step {step}: {error}"),
+            ReplayError::Illegal {
+                step,
+                role,
+                played,
+                legal,
+            } => {
+                write!(
+                    f,
+                    "step {step}: `{played}` is not a legal move for `{role}`; "
+                )?;
+                if legal.is_empty() {
+                    write!(f, "it has no legal move")
+                } else {
+                    write!(f, "its legal moves are {}", legal.join(" "))
+                }
+            }
+            ReplayError::GameOver { step } => {
+                write!(
+                    f,
+                    "step {step}: the game is over (the state is terminal), but more moves follow"
+                )
+            }
+            ReplayError::NoLegalMove { step, role } => {
+                write!(
+                    f,
+                    "step {step}: `{role}` has no legal move in a non-terminal state"
+                )
+            }
+            ReplayError::Output(e) => write!(f, "cannot write the trace: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+fn texts<M: StateMachine>(machine: &M, terms: &[TermId]) -> Vec<String> {
+    let mut out: Vec<String> = terms
+        .iter()
+        .map(|&t| machine.terms().text(machine.symbols(), t))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What is known about one state, in canonical text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateInfo {
+    pub state: Vec<String>,
+    pub terminal: bool,
+    pub legal: Vec<Vec<String>>,
+    pub goals: Vec<Vec<String>>,
+}
+
+pub fn describe<M: StateMachine>(
+    machine: &mut M,
+    state: &M::State,
+) -> Result<StateInfo, ReasonError> {
+    let fluents = machine.fluents(state);
+    let terminal = machine.is_terminal(state)?;
+    let mut legal = Vec::new();
+    let mut goals = Vec::new();
+    for role in 0..machine.roles().len() {
+        let moves = machine.legal_moves(state, role)?;
+        legal.push(texts(machine, &moves));
+        let values = machine.goal_values(state, role)?;
+        goals.push(texts(machine, &values));
+    }
+    Ok(StateInfo {
+        state: texts(machine, &fluents),
+        terminal,
+        legal,
+        goals,
+    })
+}
+
+/// One visited state of a replay: what holds in it and the joint move taken from it (`None`
+/// on the last line), in canonical text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub info: StateInfo,
+    pub moves: Option<Vec<String>>,
+}
+
+/// The roles' names in canonical text, in role order.
+pub fn role_names<M: StateMachine>(machine: &M) -> Vec<String> {
+    machine
+        .roles()
+        .iter()
+        .map(|&r| machine.terms().text(machine.symbols(), r))
+        .collect()
+}
+
+/// One JSON line: `{"state":[…],"terminal":…,"legal":{…},"goals":{…},"moves":[…]|null}`.
+pub fn json_line(roles: &[String], step: &Step) -> String {
+    let per_role = |lists: &[Vec<String>]| {
+        let mut map = Map::new();
+        for (name, list) in roles.iter().zip(lists) {
+            map.insert(name.clone(), json!(list));
+        }
+        Value::Object(map)
+    };
+    let info = &step.info;
+    let mut line = Map::new();
+    line.insert("state".into(), json!(info.state));
+    line.insert("terminal".into(), json!(info.terminal));
+    line.insert("legal".into(), per_role(&info.legal));
+    line.insert("goals".into(), per_role(&info.goals));
+    line.insert(
+        "moves".into(),
+        step.moves.as_ref().map_or(Value::Null, |m| json!(m)),
+    );
+    Value::Object(line).to_string()
+}
+
+/// The same as [`json_line`] for people: numbered, one fluent per line.
+pub fn pretty(roles: &[String], number: usize, step: &Step) -> String {
+    let info = &step.info;
+    let mut out = format!(
+        "state {number}{}\n",
+        if info.terminal { " (terminal)" } else { "" }
+    );
+    for fluent in &info.state {
+        out.push_str(&format!("  {fluent}\n"));
+    }
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "-".to_string()
+        } else {
+            items.join(" ")
+        }
+    };
+    for (k, role) in roles.iter().enumerate() {
+        out.push_str(&format!("  legal {role}: {}\n", list(&info.legal[k])));
+    }
+    for (k, role) in roles.iter().enumerate() {
+        if !info.goals[k].is_empty() || info.terminal {
+            out.push_str(&format!("  goal {role}: {}\n", list(&info.goals[k])));
+        }
+    }
+    if let Some(moves) = &step.moves {
+        let joint: Vec<String> = roles
+            .iter()
+            .zip(moves)
+            .map(|(r, m)| format!("{r} {m}"))
+            .collect();
+        out.push_str(&format!("  moves: {}\n", joint.join(", ")));
+    }
+    out
+}
+
+/// Reads a moves file: one joint move per line, a KIF list in role order (`((mark 1 2) noop)`);
+/// blank lines and `;` comments are skipped. Errors name the line.
+pub fn parse_moves<M: StateMachine>(
+    machine: &mut M,
+    text: &str,
+) -> Result<Vec<Vec<TermId>>, String> {
+    let roles = machine.roles().len();
+    let mut joints = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.split(';').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (tree, diagnostics) = gdl_syntax::cst::parse_tree(line);
+        if let Some(d) = diagnostics.first() {
+            return Err(format!("line {}: {}", number + 1, d.message));
+        }
+        let items: Vec<_> = tree.top_items().collect();
+        let [list] = items.as_slice() else {
+            return Err(format!(
+                "line {}: expected one list of moves, like `((mark 1 2) noop)`",
+                number + 1
+            ));
+        };
+        if tree.kind(*list) != gdl_syntax::cst::NodeKind::List {
+            return Err(format!(
+                "line {}: expected a list of moves, like `((mark 1 2) noop)`",
+                number + 1
+            ));
+        }
+        let moves: Vec<_> = tree.items(*list).collect();
+        if moves.len() != roles {
+            return Err(format!(
+                "line {}: {} move{} for {roles} role{}",
+                number + 1,
+                moves.len(),
+                if moves.len() == 1 { "" } else { "s" },
+                if roles == 1 { "" } else { "s" }
+            ));
+        }
+        let mut joint = Vec::with_capacity(roles);
+        for node in moves {
+            let text = tree.span(node).text(line);
+            joint.push(
+                machine
+                    .intern(text)
+                    .map_err(|e| format!("line {}: `{text}`: {e}", number + 1))?,
+            );
+        }
+        joints.push(joint);
+    }
+    Ok(joints)
+}
+
+/// Where the joint moves of a replay come from.
+pub enum Moves<'a, R: Rng> {
+    /// These joint moves, in order.
+    Given(&'a [Vec<TermId>]),
+    /// Up to this many uniformly random legal joint moves.
+    Random(usize, &'a mut R),
+}
+
+/// Replays a game from its initial state, writing one JSON line per visited state. With
+/// random moves, it stops at a terminal state or where a role has no legal move (returned as
+/// `Ok(Some(…))` so the caller can say so).
+pub fn replay<M: StateMachine, R: Rng>(
+    machine: &mut M,
+    moves: Moves<'_, R>,
+    mut line: impl FnMut(Step) -> std::io::Result<()>,
+) -> Result<Option<ReplayError>, ReplayError> {
+    let mut state = machine
+        .initial_state()
+        .map_err(|error| ReplayError::Reason { step: 0, error })?;
+    let (given, mut random) = match moves {
+        Moves::Given(list) => (Some(list), None),
+        Moves::Random(n, rng) => (None, Some((n, rng))),
+    };
+    let mut step = 0;
+    loop {
+        let reason = |error| ReplayError::Reason { step, error };
+        let info = describe(machine, &state).map_err(reason)?;
+        let joint: Option<Vec<TermId>> = match (&given, &mut random) {
+            (Some(list), _) => match list.get(step) {
+                None => None,
+                Some(_) if info.terminal => return Err(ReplayError::GameOver { step }),
+                Some(joint) => {
+                    for (role, &played) in joint.iter().enumerate() {
+                        let legal = machine.legal_moves(&state, role).map_err(reason)?;
+                        if !legal.contains(&played) {
+                            let role_term = machine.roles()[role];
+                            return Err(ReplayError::Illegal {
+                                step,
+                                role: machine.terms().text(machine.symbols(), role_term),
+                                played: machine.terms().text(machine.symbols(), played),
+                                legal: info.legal[role].clone(),
+                            });
+                        }
+                    }
+                    Some(joint.clone())
+                }
+            },
+            (None, Some((limit, rng))) => {
+                let stuck = info.legal.iter().any(Vec::is_empty);
+                if step >= *limit || info.terminal || stuck {
+                    None
+                } else {
+                    Some(machine.random_joint_move(&state, *rng).map_err(reason)?)
+                }
+            }
+            (None, None) => unreachable!("one source of moves"),
+        };
+        let moves = joint.as_ref().map(|j| {
+            j.iter()
+                .map(|&t| machine.terms().text(machine.symbols(), t))
+                .collect()
+        });
+        let stuck_role = info
+            .legal
+            .iter()
+            .position(Vec::is_empty)
+            .filter(|_| !info.terminal);
+        line(Step { info, moves }).map_err(ReplayError::Output)?;
+        let Some(joint) = joint else {
+            let stuck = stuck_role.map(|role| {
+                let role_term = machine.roles()[role];
+                ReplayError::NoLegalMove {
+                    step,
+                    role: machine.terms().text(machine.symbols(), role_term),
+                }
+            });
+            return Ok(stuck);
+        };
+        state = machine.next_state(&state, &joint).map_err(reason)?;
+        step += 1;
+    }
+}

@@ -1,0 +1,96 @@
+//! Every corpus game (GDL and GDL-II) is built and played at random for up to 100 joint moves
+//! without a panic or a hang. Games the engine refuses, and playouts that stop on an error,
+//! are exactly those recorded in `corpus_outcomes.txt`, with the reason; regenerate with
+//! `UPDATE_EXPECT=1 cargo test -p gdl-reason --test corpus` and review the diff.
+//!
+//! The budgets are deterministic (facts per layer, term depth); the time limit per question is
+//! a guard against hangs, far above what any game needs.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use gdl_reason::ReferenceMachine;
+use gdl_reason::reference::Limits;
+use gdl_reason::trace::{Moves, replay};
+use ggp_testdata::{corpus_files, relative, shared_or_skip};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+const STEPS: usize = 100;
+
+/// `None` when the game plays, else the reason it stopped.
+fn play(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).unwrap();
+    let (text, _) = gdl_syntax::cst::decode(&bytes);
+    let checked = gdl_check::check(&text);
+    let limits = Limits {
+        max_facts: 2_000_000,
+        time: Some(Duration::from_secs(60)),
+        ..Limits::default()
+    };
+    let mut machine = match ReferenceMachine::with_limits(&checked, limits) {
+        Ok(machine) => machine,
+        Err(diagnostics) => {
+            let mut codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+            codes.sort();
+            codes.dedup();
+            return Some(format!("refused: {}", codes.join(",")));
+        }
+    };
+    let mut rng = StdRng::seed_from_u64(1);
+    match replay(&mut machine, Moves::Random(STEPS, &mut rng), |_| Ok(())) {
+        Ok(None) => None,
+        Ok(Some(stop)) => Some(format!("stopped: {stop}")),
+        Err(error) => Some(format!("error: {error}")),
+    }
+}
+
+#[test]
+fn every_corpus_game_plays_or_is_refused_as_recorded() {
+    let Some(shared) = shared_or_skip("every_corpus_game_plays_or_is_refused_as_recorded") else {
+        return;
+    };
+    let files: Vec<PathBuf> = corpus_files(&shared);
+    let outcomes = Mutex::new(Vec::new());
+    let next = Mutex::new(0usize);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let k = {
+                        let mut n = next.lock().unwrap();
+                        *n += 1;
+                        *n - 1
+                    };
+                    let Some(path) = files.get(k) else { break };
+                    let outcome = catch_unwind(AssertUnwindSafe(|| play(path)))
+                        .unwrap_or_else(|_| Some("PANIC".into()));
+                    if let Some(reason) = outcome {
+                        let line = format!("{}\t{reason}\n", relative(&shared, path));
+                        outcomes.lock().unwrap().push(line);
+                    }
+                }
+            });
+        }
+    });
+    let mut outcomes = outcomes.into_inner().unwrap();
+    outcomes.sort();
+    let found: String = outcomes.concat();
+    assert!(!found.contains("\tPANIC"), "panics:\n{found}");
+    let recorded_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_outcomes.txt");
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&recorded_path, &found).unwrap();
+        return;
+    }
+    let recorded = std::fs::read_to_string(&recorded_path).unwrap_or_default();
+    assert!(
+        recorded == found,
+        "outcomes changed (UPDATE_EXPECT=1 to accept):\n--- recorded\n{recorded}\n--- found\n{found}"
+    );
+    assert_eq!(files.len(), 944, "every corpus game");
+}

@@ -1,0 +1,223 @@
+//! `ggp bench`: random playouts for a number of seconds, reported in the gdl-perf line protocol
+//! (`version=`, `millisecondsTaken=`, `numStateChanges=`, `numRollouts=`) and as a summary.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use gdl_reason::reference::Limits;
+use gdl_reason::{ReferenceMachine, StateMachine};
+use gdl_syntax::SourceFile;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+use crate::cmd::Engine;
+use crate::report::{Format, Reporter};
+use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game description (prefix KIF).
+    game: PathBuf,
+    /// How long to run the playouts (after building the reasoner).
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// The reasoner.
+    #[arg(long, value_enum, default_value = "reference")]
+    engine: Engine,
+    /// Independent playouts on this many threads, each with its own reasoner.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Seed of the random moves (thread `k` uses `seed + k`).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Give up on a playout whose questions take longer than this many seconds each.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    state_timeout: f64,
+    /// A playout that reaches this many moves without a terminal state is cut (and not counted).
+    #[arg(long, default_value_t = 10_000)]
+    max_moves: usize,
+}
+
+#[derive(Default)]
+struct Tally {
+    rollouts: u64,
+    state_changes: u64,
+    elapsed: Duration,
+    build: Duration,
+}
+
+/// Playouts until `deadline`, on one reasoner.
+fn run_playouts(
+    text: &str,
+    limits: Limits,
+    seconds: f64,
+    seed: u64,
+    max_moves: usize,
+) -> Result<Tally, String> {
+    let started = Instant::now();
+    let checked = gdl_check::check(text);
+    let mut machine = ReferenceMachine::with_limits(&checked, limits).map_err(|d| {
+        d.iter()
+            .map(|d| format!("{} {}", d.code, d.message))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    drop(checked);
+    let initial = machine.initial_state().map_err(|e| e.to_string())?;
+    let mut tally = Tally {
+        build: started.elapsed(),
+        ..Tally::default()
+    };
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let roles = machine.roles().len();
+    let begin = Instant::now();
+    let deadline = begin + Duration::from_secs_f64(seconds);
+    while Instant::now() < deadline {
+        let mut state = initial.clone();
+        let mut moves = 0;
+        let finished = loop {
+            if machine.is_terminal(&state).map_err(|e| e.to_string())? {
+                break true;
+            }
+            if moves == max_moves {
+                break false;
+            }
+            let joint = machine
+                .random_joint_move(&state, &mut rng)
+                .map_err(|e| format!("after {moves} moves of a playout: {e}"))?;
+            state = machine
+                .next_state(&state, &joint)
+                .map_err(|e| e.to_string())?;
+            moves += 1;
+            tally.state_changes += 1;
+        };
+        if finished {
+            for role in 0..roles {
+                machine
+                    .goal_values(&state, role)
+                    .map_err(|e| e.to_string())?;
+            }
+            tally.rollouts += 1;
+        }
+    }
+    tally.elapsed = begin.elapsed();
+    Ok(tally)
+}
+
+/// Peak resident memory of this process, from `/proc` (Linux), in MiB.
+fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+pub fn run(args: Args) -> u8 {
+    let reporter = Reporter {
+        format: Format::Human,
+        to_stderr: true,
+    };
+    let fail = |message: String, status: u8| {
+        reporter.message(&format!("ggp bench: {message}"));
+        status
+    };
+    if !(args.seconds > 0.0 && args.seconds.is_finite()) {
+        return fail("--seconds must be a positive number".into(), USAGE_OR_IO);
+    }
+    if !(args.state_timeout > 0.0 && args.state_timeout.is_finite()) {
+        return fail(
+            "--state-timeout must be a positive number of seconds".into(),
+            USAGE_OR_IO,
+        );
+    }
+    if args.threads == 0 {
+        return fail("--threads must be at least 1".into(), USAGE_OR_IO);
+    }
+    let input = match input::read(&args.game) {
+        Ok(input) => input,
+        Err(message) => return fail(message, USAGE_OR_IO),
+    };
+    let checked = gdl_check::check(&input.text);
+    let blocking: Vec<_> = checked.blocking_errors().cloned().collect();
+    drop(checked);
+    if !blocking.is_empty() {
+        let name = input.name.clone();
+        reporter.emit(&SourceFile::new(input.name, input.text), &blocking);
+        return fail(
+            format!(
+                "{name}: the description has errors that leave it without an agreed meaning (see `ggp check`)"
+            ),
+            INPUT_ERRORS,
+        );
+    }
+    let Engine::Reference = args.engine;
+    let limits = Limits {
+        time: Some(Duration::from_secs_f64(args.state_timeout)),
+        ..Limits::default()
+    };
+    let results: Vec<Result<Tally, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..args.threads)
+            .map(|k| {
+                let text = &input.text;
+                let seed = args.seed.wrapping_add(k as u64);
+                std::thread::Builder::new()
+                    .name(format!("bench-{k}"))
+                    .spawn_scoped(scope, move || {
+                        run_playouts(text, limits, args.seconds, seed, args.max_moves)
+                    })
+                    .expect("spawn a thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a playout thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut total = Tally::default();
+    for result in results {
+        match result {
+            Ok(t) => {
+                total.rollouts += t.rollouts;
+                total.state_changes += t.state_changes;
+                total.elapsed = total.elapsed.max(t.elapsed);
+                total.build = total.build.max(t.build);
+            }
+            Err(e) => return fail(format!("{}: {e}", input.name), INPUT_ERRORS),
+        }
+    }
+    let ms = total.elapsed.as_millis();
+    let secs = total.elapsed.as_secs_f64().max(1e-9);
+    println!(
+        "version=ggp {} (reference engine)",
+        env!("CARGO_PKG_VERSION")
+    );
+    println!("millisecondsTaken={ms}");
+    println!("numStateChanges={}", total.state_changes);
+    println!("numRollouts={}", total.rollouts);
+    println!();
+    println!("game:          {}", input.name);
+    println!(
+        "engine:        reference, {} thread{}",
+        args.threads,
+        if args.threads == 1 { "" } else { "s" }
+    );
+    println!("playouts/s:    {:.1}", total.rollouts as f64 / secs);
+    println!("states/s:      {:.1}", total.state_changes as f64 / secs);
+    if total.rollouts > 0 {
+        println!(
+            "avg length:    {:.1} moves",
+            total.state_changes as f64 / total.rollouts as f64
+        );
+    }
+    println!(
+        "build time:    {:.1} ms",
+        total.build.as_secs_f64() * 1000.0
+    );
+    if let Some(mib) = peak_memory_mib() {
+        println!("peak memory:   {mib:.1} MiB");
+    }
+    SUCCESS
+}

@@ -1,0 +1,136 @@
+//! `ggp replay`: plays a game from its initial state with given or random joint moves and
+//! prints every visited state (the conformance trace format, or a readable form).
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gdl_reason::ReferenceMachine;
+use gdl_reason::reference::Limits;
+use gdl_reason::trace::{self, Moves, ReplayError, Step};
+use gdl_syntax::SourceFile;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::cmd::Engine;
+use crate::report::{Format, Reporter};
+use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["moves", "random"])))]
+pub struct Args {
+    /// The game description (prefix KIF); `-` reads standard input.
+    game: PathBuf,
+    /// Joint moves to play, one per line in role order: `((mark 1 2) noop)`.
+    #[arg(long, value_name = "FILE")]
+    moves: Option<PathBuf>,
+    /// Play up to N uniformly random joint moves instead (fewer if the game ends).
+    #[arg(long, value_name = "N")]
+    random: Option<usize>,
+    /// Seed of the random moves: the same seed gives the same game.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print states for people instead of JSON lines.
+    #[arg(long)]
+    pretty: bool,
+    /// The reasoner.
+    #[arg(long, value_enum, default_value = "reference")]
+    engine: Engine,
+    /// Give up on a state whose rules take longer than this many seconds to evaluate.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    state_timeout: f64,
+    /// Give up on a state that derives more facts than this.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_facts)]
+    max_facts: usize,
+    /// How to print the description's diagnostics, if it has errors (on standard error).
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+}
+
+pub fn run(args: Args) -> u8 {
+    let reporter = Reporter {
+        format: args.format,
+        to_stderr: true,
+    };
+    let fail = |message: String, status: u8| {
+        reporter.message(&format!("ggp replay: {message}"));
+        status
+    };
+    if !(args.state_timeout > 0.0 && args.state_timeout.is_finite()) {
+        return fail(
+            "--state-timeout must be a positive number of seconds".into(),
+            USAGE_OR_IO,
+        );
+    }
+    let input = match input::read(&args.game) {
+        Ok(input) => input,
+        Err(message) => return fail(message, USAGE_OR_IO),
+    };
+    let Engine::Reference = args.engine;
+    let limits = Limits {
+        max_facts: args.max_facts,
+        time: Some(Duration::from_secs_f64(args.state_timeout)),
+        ..Limits::default()
+    };
+    let checked = gdl_check::check(&input.text);
+    let built = ReferenceMachine::with_limits(&checked, limits);
+    drop(checked);
+    let mut machine = match built {
+        Ok(machine) => machine,
+        Err(diagnostics) => {
+            let name = input.name.clone();
+            reporter.emit(&SourceFile::new(input.name, input.text), &diagnostics);
+            return fail(
+                format!(
+                    "{name}: the description has errors that leave it without an agreed meaning (see `ggp check`)"
+                ),
+                INPUT_ERRORS,
+            );
+        }
+    };
+    let joints = match &args.moves {
+        Some(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(e) => return fail(format!("cannot read {}: {e}", path.display()), USAGE_OR_IO),
+            };
+            match trace::parse_moves(&mut machine, &text) {
+                Ok(joints) => Some(joints),
+                Err(e) => return fail(format!("{}: {e}", path.display()), INPUT_ERRORS),
+            }
+        }
+        None => None,
+    };
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let moves = match &joints {
+        Some(joints) => Moves::Given(joints),
+        None => Moves::Random(args.random.unwrap_or(0), &mut rng),
+    };
+    let roles = trace::role_names(&machine);
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut number = 0;
+    let outcome = trace::replay(&mut machine, moves, |step: Step| {
+        let text = if args.pretty {
+            trace::pretty(&roles, number, &step)
+        } else {
+            trace::json_line(&roles, &step) + "\n"
+        };
+        number += 1;
+        out.write_all(text.as_bytes())
+    });
+    let flushed = out.flush();
+    let name = &input.name;
+    let outcome = match (outcome, flushed) {
+        (Ok(_), Err(e)) => Err(ReplayError::Output(e)),
+        (outcome, _) => outcome,
+    };
+    match outcome {
+        Ok(None) => SUCCESS,
+        Ok(Some(stop)) => fail(format!("{name}: {stop}"), INPUT_ERRORS),
+        // `ggp replay … | head` is not an error.
+        Err(ReplayError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => SUCCESS,
+        Err(ReplayError::Output(e)) => fail(format!("cannot write the trace: {e}"), USAGE_OR_IO),
+        Err(error) => fail(format!("{name}: {error}"), INPUT_ERRORS),
+    }
+}
