@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use gdl_check::{RelId, Symbol};
 use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
 
 use super::compile::{CAtom, CLit, CTerm, Compiled, Pattern, tuple};
 use crate::machine::{ReasonError, Result};
@@ -52,8 +53,13 @@ pub(crate) const STATIC: u8 = 0;
 pub(crate) const STATE: u8 = 1;
 pub(crate) const MOVES: u8 = 2;
 
-/// The argument values bound when a relation is called (`None`: not bound, or only partly).
-pub(crate) type Key = Box<[Option<TermId>]>;
+/// The argument values bound when a relation is called, as the tuple term with the
+/// evaluator's `unbound` constant where an argument is not bound (or only partly): interned,
+/// so a table is found by two integers.
+pub(crate) type Key = TermId;
+
+/// Room for the arguments of most terms without a heap allocation.
+type Args = SmallVec<[TermId; 8]>;
 
 type Bindings = Vec<Option<TermId>>;
 
@@ -125,9 +131,9 @@ impl Facts {
     }
 
     /// The facts that may match `key`: those with its first bound argument, or all.
-    fn candidates(&self, key: &[Option<TermId>]) -> Candidates<'_> {
-        for (position, value) in key.iter().enumerate() {
-            if let Some(v) = value {
+    fn candidates(&self, key: &[TermId], unbound: TermId) -> Candidates<'_> {
+        for (position, v) in key.iter().enumerate() {
+            if *v != unbound {
                 let list = self
                     .by_position
                     .get(position)
@@ -191,16 +197,21 @@ pub(crate) struct Evaluator {
     /// true inside negations.
     assumed: Option<(u32, Arc<Assumed>)>,
     pub inputs: Arc<Inputs>,
+    /// The constant that marks an argument not bound in a [`Key`] (`?`, which no GDL constant
+    /// can be).
+    unbound: TermId,
 }
 
 impl Evaluator {
     pub fn new(
         store: TermStore,
+        unbound: TermId,
         limits: Limits,
         layer_of: Vec<u8>,
         components: usize,
     ) -> Evaluator {
         Evaluator {
+            unbound,
             store,
             limits,
             deadline: None,
@@ -324,7 +335,7 @@ impl Evaluator {
     fn call(&mut self, cx: &Compiled, rel: RelId, key: Key) -> Result<TableRef> {
         let comp = cx.component[rel as usize];
         let key = if cx.self_negating[comp as usize] {
-            vec![None; key.len()].into()
+            self.open_key(cx, rel)
         } else {
             key
         };
@@ -357,13 +368,19 @@ impl Evaluator {
         Ok(r)
     }
 
+    /// The key with no argument bound.
+    fn open_key(&mut self, cx: &Compiled, rel: RelId) -> Key {
+        let args: Args = (0..cx.arity[rel as usize]).map(|_| self.unbound).collect();
+        tuple(&mut self.store, cx.names[rel as usize], &args)
+    }
+
     fn table_for(&mut self, rel: RelId, key: Key, layer: u8) -> (TableRef, bool) {
         let l = &mut self.layers[layer as usize];
-        if let Some(&index) = l.map.get(&(rel, key.clone())) {
+        if let Some(&index) = l.map.get(&(rel, key)) {
             return (TableRef { layer, index }, false);
         }
         let index = l.tables.len() as u32;
-        l.map.insert((rel, key.clone()), index);
+        l.map.insert((rel, key), index);
         l.tables.push(Table {
             rel,
             key,
@@ -409,7 +426,7 @@ impl Evaluator {
         let tables: Vec<TableRef> = members
             .iter()
             .map(|&rel| {
-                let key: Key = vec![None; cx.arity[rel as usize]].into();
+                let key = self.open_key(cx, rel);
                 self.table_for(rel, key, self.layer_of[rel as usize]).0
             })
             .collect();
@@ -491,8 +508,9 @@ impl Evaluator {
             let (rel, key) = {
                 let table = self.table_mut(r);
                 table.active = true;
-                (table.rel, table.key.clone())
+                (table.rel, table.key)
             };
+            let key: Args = self.store.args(key).iter().copied().collect();
             let result = self.evaluate_rules(cx, r, rel, &key);
             if let Some(table) = self.layers[r.layer as usize]
                 .tables
@@ -509,14 +527,15 @@ impl Evaluator {
         cx: &Compiled,
         r: TableRef,
         rel: RelId,
-        key: &[Option<TermId>],
+        key: &[TermId],
     ) -> Result<()> {
         let facts = &cx.facts[rel as usize];
-        let candidates = facts.candidates(key);
+        let unbound = self.unbound;
+        let candidates = facts.candidates(key, unbound);
         for i in 0..candidates.len() {
             let t = candidates.get(i);
             let args = self.store.args(t);
-            if key.iter().zip(args).all(|(k, a)| k.is_none_or(|k| k == *a)) {
+            if key.iter().zip(args).all(|(k, a)| *k == unbound || k == a) {
                 self.insert(r, t)?;
             }
         }
@@ -524,15 +543,9 @@ impl Evaluator {
             let rule = &cx.rules[k];
             let mut bind: Bindings = vec![None; rule.vars];
             let mut trail = Vec::new();
-            let matched = rule
-                .head
-                .args
-                .iter()
-                .zip(key)
-                .all(|(arg, value)| match value {
-                    Some(v) => match_term(arg, *v, &mut bind, &mut trail, &self.store),
-                    None => true,
-                });
+            let matched = rule.head.args.iter().zip(key).all(|(arg, &value)| {
+                value == unbound || match_term(arg, value, &mut bind, &mut trail, &self.store)
+            });
             if !matched {
                 continue;
             }
@@ -635,7 +648,6 @@ impl Evaluator {
     ) -> Result<bool> {
         let rel = atom.rel;
         // Where the tuples come from.
-        let inputs = self.inputs.clone();
         let assumed = match &self.assumed {
             Some((comp, lists)) if negated && cx.component[rel as usize] == *comp => {
                 Some(lists.clone())
@@ -643,6 +655,7 @@ impl Evaluator {
             _ => None,
         };
         if Some(rel) == cx.true_rel {
+            let inputs = self.inputs.clone();
             if let Some(arg) = atom.args.first()
                 && let Some(fluent) = find(arg, bind, &self.store)
             {
@@ -677,6 +690,7 @@ impl Evaluator {
             return self.each(atom, list, bind, trail, next);
         }
         if Some(rel) == cx.does_rel {
+            let inputs = self.inputs.clone();
             return self.each(atom, &inputs.does, bind, trail, next);
         }
         if let Some(lists) = assumed {
@@ -688,20 +702,21 @@ impl Evaluator {
         }
         // The key: each argument whose variables are all bound, interned (a rule may derive a
         // term that does not exist yet).
-        let key: Vec<Option<TermId>> = atom
-            .args
-            .iter()
-            .map(|arg| build(arg, bind, &mut self.store))
-            .collect();
+        let mut key = Args::new();
+        for arg in atom.args.iter() {
+            let value = build(arg, bind, &mut self.store).unwrap_or(self.unbound);
+            key.push(value);
+        }
         if cx.rules_of[rel as usize].is_empty() {
-            let candidates = cx.facts[rel as usize].candidates(&key);
+            let candidates = cx.facts[rel as usize].candidates(&key, self.unbound);
             for i in 0..candidates.len() {
                 if !self.one(atom, candidates.get(i), bind, trail, next)? {
                     return Ok(false);
                 }
             }
         } else {
-            let r = self.call(cx, rel, key.into())?;
+            let key = tuple(&mut self.store, atom.name, &key);
+            let r = self.call(cx, rel, key)?;
             let mut i = 0;
             while let Some(&t) = self.table(r).answers.get(i) {
                 if !self.one(atom, t, bind, trail, next)? {
@@ -921,7 +936,7 @@ fn find(ct: &CTerm, bind: &Bindings, store: &TermStore) -> Option<Option<TermId>
         CTerm::Var(v) => bind[*v as usize].map(Some),
         CTerm::Ground(g) => Some(Some(*g)),
         CTerm::Fn(f, args) => {
-            let mut ids = Vec::with_capacity(args.len());
+            let mut ids = Args::new();
             let mut exists = true;
             for a in args.iter() {
                 match find(a, bind, store)? {
@@ -944,7 +959,7 @@ fn build(ct: &CTerm, bind: &Bindings, store: &mut TermStore) -> Option<TermId> {
         CTerm::Var(v) => bind[*v as usize],
         CTerm::Ground(g) => Some(*g),
         CTerm::Fn(f, args) => {
-            let mut ids = Vec::with_capacity(args.len());
+            let mut ids = Args::new();
             for a in args.iter() {
                 ids.push(build(a, bind, store)?);
             }
@@ -955,7 +970,7 @@ fn build(ct: &CTerm, bind: &Bindings, store: &mut TermStore) -> Option<TermId> {
 
 /// Interns the tuple of `atom` under `bind`.
 fn build_atom(atom: &CAtom, bind: &Bindings, store: &mut TermStore) -> Option<TermId> {
-    let mut ids = Vec::with_capacity(atom.args.len());
+    let mut ids = Args::new();
     for a in atom.args.iter() {
         ids.push(build(a, bind, store)?);
     }

@@ -100,9 +100,11 @@ impl ReferenceMachine {
                 }
             })
             .collect();
-        let eval = Evaluator::new(store, limits, layer_of, compiled.members.len());
+        let mut symbols = program.symbols.clone();
+        let unbound = store.constant(symbols.intern("?"));
+        let eval = Evaluator::new(store, unbound, limits, layer_of, compiled.members.len());
         let mut machine = ReferenceMachine {
-            symbols: program.symbols.clone(),
+            symbols,
             compiled: Arc::new(compiled),
             eval,
             roles: Vec::new(),
