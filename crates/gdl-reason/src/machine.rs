@@ -85,6 +85,13 @@ pub trait StateMachine {
     /// Every value for which `goal` holds for the role (usually one, in terminal states).
     fn goal_values(&mut self, state: &Self::State, role: RoleIndex) -> Result<Vec<TermId>>;
 
+    /// The fluents `base` declares, sorted by id; `None` when the game has no `base` rules.
+    fn base_fluents(&mut self) -> Result<Option<Vec<TermId>>>;
+
+    /// The moves `input` declares for the role, sorted by id; `None` when the game has no
+    /// `input` rules.
+    fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>>;
+
     // ---- derived ------------------------------------------------------------------------
 
     /// The role's goal as a number: the one value for which `goal` holds, an integer 0–100.

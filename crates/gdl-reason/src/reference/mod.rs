@@ -300,4 +300,154 @@ impl StateMachine for ReferenceMachine {
         self.ensure_state(state);
         self.ask(|m| m.of_role(Reserved::Goal, role))
     }
+
+    fn base_fluents(&mut self) -> Result<Option<Vec<TermId>>> {
+        let Some(base) = self.rel(Reserved::Base) else {
+            return Ok(None);
+        };
+        self.ask(|m| {
+            let compiled = m.compiled.clone();
+            let tuples = m.eval.query(&compiled, base, &[None])?;
+            let mut fluents: Vec<TermId> =
+                tuples.iter().map(|&t| m.eval.store.args(t)[0]).collect();
+            fluents.sort_unstable();
+            fluents.dedup();
+            Ok(Some(fluents))
+        })
+    }
+
+    fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>> {
+        if self.rel(Reserved::Input).is_none() {
+            return Ok(None);
+        }
+        self.ask(|m| {
+            let mut moves = m.of_role(Reserved::Input, role)?;
+            moves.sort_unstable();
+            moves.dedup();
+            Ok(Some(moves))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    use super::*;
+
+    const TICTACTOE: &str = include_str!("../../../../games/tictactoe.kif");
+
+    fn text(m: &ReferenceMachine, terms: &[TermId]) -> Vec<String> {
+        let mut out: Vec<String> = terms
+            .iter()
+            .map(|&t| m.terms().text(m.symbols(), t))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn tictactoe_plays_by_its_rules() {
+        let mut m = ReferenceMachine::from_text(TICTACTOE).unwrap();
+        assert_eq!(text(&m, m.roles()), ["o", "x"]);
+        assert_eq!(
+            m.terms().text(m.symbols(), m.roles()[0]),
+            "x",
+            "roles in description order"
+        );
+        let s0 = m.initial_state().unwrap();
+        assert_eq!(s0.fluents().len(), 10);
+        assert!(!m.is_terminal(&s0).unwrap());
+        assert_eq!(m.legal_moves(&s0, 0).unwrap().len(), 9);
+        let legal = m.legal_moves(&s0, 1).unwrap();
+        assert_eq!(text(&m, &legal), ["wait"]);
+        // x takes the top row while o plays elsewhere.
+        let mut state = s0;
+        for (x, o) in [("(play 1 1)", "(play 2 1)"), ("(play 1 2)", "(play 2 2)")] {
+            let (x, wait, o) = (
+                m.intern(x).unwrap(),
+                m.intern("wait").unwrap(),
+                m.intern(o).unwrap(),
+            );
+            state = m.next_state(&state, &[x, wait]).unwrap();
+            state = m.next_state(&state, &[wait, o]).unwrap();
+        }
+        let x = m.intern("(play 1 3)").unwrap();
+        let wait = m.intern("wait").unwrap();
+        let end = m.next_state(&state, &[x, wait]).unwrap();
+        assert!(m.is_terminal(&end).unwrap());
+        assert_eq!(m.goals(&end).unwrap(), [100, 0]);
+    }
+
+    #[test]
+    fn base_and_input_cover_every_fluent_and_move_of_random_games() {
+        let mut m = ReferenceMachine::from_text(TICTACTOE).unwrap();
+        let base = m.base_fluents().unwrap().expect("the game defines base");
+        assert_eq!(base.len(), 3 * 3 * 3 + 2);
+        let inputs: Vec<Vec<TermId>> = (0..2)
+            .map(|r| m.input_moves(r).unwrap().expect("input"))
+            .collect();
+        assert!(inputs.iter().all(|i| i.len() == 10));
+        let mut rng = SmallRng::seed_from_u64(5);
+        for _ in 0..20 {
+            let mut state = m.initial_state().unwrap();
+            while !m.is_terminal(&state).unwrap() {
+                assert!(
+                    state
+                        .fluents()
+                        .iter()
+                        .all(|f| base.binary_search(f).is_ok())
+                );
+                for (role, input) in inputs.iter().enumerate() {
+                    let legal = m.legal_moves(&state, role).unwrap();
+                    assert!(legal.iter().all(|mv| input.binary_search(mv).is_ok()));
+                }
+                let joint = m.random_joint_move(&state, &mut rng).unwrap();
+                state = m.next_state(&state, &joint).unwrap();
+            }
+            let goals = m.goals(&state).unwrap();
+            assert!(
+                matches!(goals.as_slice(), [100, 0] | [0, 100] | [50, 50]),
+                "{goals:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_game_without_base_or_input_says_so() {
+        let mut m = ReferenceMachine::from_text(
+            "(role r) (init p) (<= (legal r go) (true p)) (<= (next p) (true p)) (<= terminal (not (true p))) (<= (goal r 100) (true p))",
+        )
+        .unwrap();
+        assert_eq!(m.base_fluents().unwrap(), None);
+        assert_eq!(m.input_moves(0).unwrap(), None);
+    }
+
+    #[test]
+    fn a_budget_error_leaves_the_machine_usable() {
+        // `count` grows without end: the depth budget stops it, and the next question works.
+        let game = "(role r) (init (n 0)) (<= (legal r go) (true (n ?x)))
+            (<= (next (n (s ?x))) (true (n ?x))) (<= terminal (big ?x)) (<= (goal r 0) (true (n ?x)))
+            (<= (big (s ?x)) (true (n ?x)))";
+        let mut m = ReferenceMachine::from_text(game).unwrap();
+        m.set_limits(Limits {
+            max_depth: 3,
+            ..Limits::default()
+        });
+        let mut state = m.initial_state().unwrap();
+        let go = m.intern("go").unwrap();
+        let mut error = None;
+        for _ in 0..6 {
+            match m.next_state(&state, &[go]) {
+                Ok(next) => state = next,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        assert!(matches!(error, Some(ReasonError::Budget(_))), "{error:?}");
+        assert_eq!(m.legal_moves(&state, 0).unwrap(), [go]);
+    }
 }
