@@ -81,6 +81,8 @@ struct Table {
     complete: bool,
     /// Being evaluated (a call to it returns the answers so far).
     active: bool,
+    /// The fixpoint pass that last evaluated it.
+    pass: u64,
 }
 
 #[derive(Default)]
@@ -193,6 +195,10 @@ pub(crate) struct Evaluator {
     fixpoints: Vec<Option<Vec<TableRef>>>,
     /// Answers inserted so far (to see when a fixpoint is reached).
     inserted: u64,
+    /// The current fixpoint pass, and whether an evaluation in it read answers of a table that
+    /// was not complete.
+    pass: u64,
+    partial: bool,
     /// During an alternating fixpoint: the component, and the atoms of its relations assumed
     /// true inside negations.
     assumed: Option<(u32, Arc<Assumed>)>,
@@ -220,6 +226,8 @@ impl Evaluator {
             layer_of,
             fixpoints: vec![None; components],
             inserted: 0,
+            pass: 0,
+            partial: false,
             assumed: None,
             inputs: Arc::new(Inputs::default()),
         }
@@ -342,7 +350,12 @@ impl Evaluator {
         let layer = self.layer_of[rel as usize];
         let (r, new) = self.table_for(rel, key, layer);
         let table = self.table(r);
-        if table.complete || table.active {
+        if table.complete {
+            return Ok(r);
+        }
+        if table.active {
+            // A call back into a table being evaluated sees its answers so far.
+            self.partial = true;
             return Ok(r);
         }
         if self.fixpoints[comp as usize].is_some() {
@@ -354,6 +367,9 @@ impl Evaluator {
                     .expect("under way")
                     .push(r);
                 self.evaluate(cx, r)?;
+                self.table_mut(r).pass = self.pass;
+            } else {
+                self.partial = true;
             }
             return Ok(r);
         }
@@ -388,29 +404,42 @@ impl Evaluator {
             set: FxHashSet::default(),
             complete: false,
             active: false,
+            pass: 0,
         });
         self.inserted += 1;
         (TableRef { layer, index }, true)
     }
 
     /// Re-evaluates the component's tables until none changes, then marks them complete.
+    ///
+    /// A pass evaluates each table once (a table created during the pass was evaluated when it
+    /// was created). When no evaluation read a table that was still incomplete, every answer is
+    /// final after one pass; otherwise passes repeat until one adds nothing.
     fn fixpoint(&mut self, cx: &Compiled, comp: u32, tables: Vec<TableRef>) -> Result<()> {
         self.fixpoints[comp as usize] = Some(tables);
+        let outer = self.partial;
         loop {
             let before = self.inserted;
+            self.partial = false;
+            self.pass += 1;
+            let pass = self.pass;
             let mut i = 0;
             while let Some(&r) = self.fixpoints[comp as usize]
                 .as_ref()
                 .expect("under way")
                 .get(i)
             {
-                self.evaluate(cx, r)?;
+                if self.table(r).pass != pass {
+                    self.evaluate(cx, r)?;
+                    self.table_mut(r).pass = pass;
+                }
                 i += 1;
             }
-            if self.inserted == before {
+            if !self.partial || self.inserted == before {
                 break;
             }
         }
+        self.partial = outer;
         let tables = self.fixpoints[comp as usize].take().expect("under way");
         for r in tables {
             self.table_mut(r).complete = true;
