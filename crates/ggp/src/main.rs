@@ -29,6 +29,8 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Measure a reasoner's speed: random playouts for a number of seconds.
     Bench(cmd::bench::Args),
+    /// Run an HTTP player that speaks the GGP protocol (START, PLAY, STOP, ABORT, INFO).
+    Player(cmd::player::Args),
 }
 
 /// Exit status: the command succeeded.
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => cmd::convert::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Player(args) => cmd::player::run(args),
     };
     ExitCode::from(status)
 }

@@ -253,3 +253,48 @@ fn bench_prints_the_gdl_perf_lines() {
     assert!(rollouts > 0, "{stdout}");
     assert!(stdout.contains("playouts/s:"));
 }
+
+#[test]
+fn the_player_command_serves_the_protocol() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ggp"))
+        .args([
+            "player",
+            "--port",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--strategy",
+            "legal",
+            "--name",
+            "cli-test",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let address = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    stream
+        .write_all(b"POST / HTTP/1.0\r\nContent-Type: text/acl\r\nContent-Length: 6\r\n\r\n(INFO)")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200"),
+        "{response}"
+    );
+    assert!(
+        response.ends_with("((name cli-test) (status available))"),
+        "{response}"
+    );
+}

@@ -2,6 +2,7 @@ pub mod bench;
 pub mod check;
 pub mod convert;
 pub mod fmt;
+pub mod player;
 pub mod replay;
 
 /// The reasoners a command can run on.

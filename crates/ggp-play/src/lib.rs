@@ -1,0 +1,12 @@
+//! Players: a [`Strategy`] chooses moves in a [`Game`]; [`serve`] runs strategies behind the
+//! GGP protocol over HTTP, several matches at once.
+//!
+//! Built-in strategies: [`RandomStrategy`] (a uniformly random legal move) and
+//! [`LegalStrategy`] (the first legal move in canonical order, as ggp-base's legal player).
+//! A user's player implements [`Strategy`] and hands a [`StrategyFactory`] to [`serve`].
+
+mod server;
+mod strategy;
+
+pub use server::{PlayerConfig, serve};
+pub use strategy::{Game, LegalStrategy, RandomStrategy, Strategy, StrategyFactory, StrategyKind};

@@ -1,0 +1,338 @@
+//! The HTTP player: GGP requests in, replies out, any number of matches at once.
+//!
+//! Requests come as POST bodies (any content type) or, as ggp-base's players also accept, as
+//! the URL-encoded path of a GET (`GET /(INFO)`); CORS preflights (OPTIONS) are answered so
+//! browser-based managers can talk to the player. Replies are `text/acl`. The rules are read
+//! and the moves chosen on blocking threads, so INFO is answered while the player thinks.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use gdl_reason::{ReferenceMachine, StateMachine};
+use ggp_protocol::{InfoReply, Reply, Request, Start};
+
+use crate::strategy::{Game, Strategy, StrategyFactory};
+
+/// How a player presents itself and plays.
+#[derive(Clone)]
+pub struct PlayerConfig {
+    /// The name INFO reports.
+    pub name: String,
+    pub factory: StrategyFactory,
+    /// Time kept back from each clock for the network: the strategy's deadline is the clock
+    /// minus this (or a quarter of the clock, if less).
+    pub margin: Duration,
+}
+
+/// The largest request read (a START carries the rules; the largest corpus game is 0.5 MB).
+const MAX_REQUEST: usize = 64 * 1024 * 1024;
+
+struct Session {
+    game: Game,
+    strategy: Box<dyn Strategy>,
+    play_clock: Duration,
+}
+
+struct Shared {
+    config: PlayerConfig,
+    sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
+}
+
+/// Serves GGP requests on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: PlayerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        config,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let app = Router::new()
+        .fallback(handle)
+        .layer(DefaultBodyLimit::max(MAX_REQUEST))
+        .with_state(shared);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+fn reply(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/acl"));
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
+}
+
+fn deadline(clock: Duration, margin: Duration) -> Instant {
+    Instant::now() + clock.saturating_sub(margin.min(clock / 4))
+}
+
+/// Decodes `%XX` escapes (and `+` as a space) of a GET request's path.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                        continue;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let message = match method {
+        Method::OPTIONS => {
+            let mut response = reply(StatusCode::OK, String::new());
+            let headers = response.headers_mut();
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("POST, GET, OPTIONS"),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static("Content-Type, Sender, Receiver"),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("86400"),
+            );
+            return response;
+        }
+        Method::GET => {
+            let path = uri.path_and_query().map_or("", |p| p.as_str());
+            let path = path.strip_prefix('/').unwrap_or(path);
+            percent_decode(path.strip_prefix('?').unwrap_or(path))
+        }
+        Method::POST => String::from_utf8_lossy(&body).into_owned(),
+        _ => {
+            return reply(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "a GGP request is sent with POST (or GET)".into(),
+            );
+        }
+    };
+    let request = match Request::parse(&message) {
+        Ok(request) => request,
+        Err(e) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                format!("cannot read the request: {e}"),
+            );
+        }
+    };
+    match answer(&shared, request).await {
+        Ok(r) => reply(StatusCode::OK, r.to_string()),
+        Err((status, message)) => reply(status, message),
+    }
+}
+
+type Answer = Result<Reply, (StatusCode, String)>;
+
+async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
+    match request {
+        Request::Info => Ok(Reply::Info(InfoReply {
+            name: Some(shared.config.name.clone()),
+            status: Some("available".into()),
+            other: Vec::new(),
+        })),
+        Request::Preview { .. } => Ok(Reply::Ready),
+        Request::Start(start) => {
+            let config = shared.config.clone();
+            let id = start.match_id.clone();
+            let session = blocking(move || begin(&config, start)).await?;
+            shared
+                .sessions
+                .lock()
+                .expect("not poisoned")
+                .insert(id, Arc::new(Mutex::new(session)));
+            Ok(Reply::Ready)
+        }
+        Request::Play { match_id, moves } => {
+            let session = find(shared, &match_id)?;
+            let margin = shared.config.margin;
+            blocking(move || {
+                let mut session = session.lock().expect("not poisoned");
+                if let Some(moves) = moves {
+                    advance(&mut session.game, &moves)?;
+                }
+                let deadline = deadline(session.play_clock, margin);
+                let Session { game, strategy, .. } = &mut *session;
+                let chosen = strategy.select(game, deadline).map_err(|e| {
+                    (
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("no move chosen: {e}"),
+                    )
+                })?;
+                Ok(Reply::Move(game.text(chosen)))
+            })
+            .await
+        }
+        Request::Stop { match_id, moves } => {
+            let session = shared
+                .sessions
+                .lock()
+                .expect("not poisoned")
+                .remove(&match_id);
+            if let Some(session) = session {
+                blocking(move || {
+                    let mut session = session.lock().expect("not poisoned");
+                    if let Some(moves) = moves {
+                        advance(&mut session.game, &moves)?;
+                    }
+                    let Session { game, strategy, .. } = &mut *session;
+                    strategy.stop(game);
+                    Ok(Reply::Done)
+                })
+                .await
+            } else {
+                // A STOP for a match this player does not know (restarted, say): nothing to do.
+                Ok(Reply::Done)
+            }
+        }
+        Request::Abort { match_id } => {
+            shared
+                .sessions
+                .lock()
+                .expect("not poisoned")
+                .remove(&match_id);
+            Ok(Reply::Aborted)
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, (StatusCode, String)> + Send + 'static,
+) -> Result<T, (StatusCode, String)> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|_| {
+        Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the player failed".into(),
+        ))
+    })
+}
+
+fn find(shared: &Shared, match_id: &str) -> Result<Arc<Mutex<Session>>, (StatusCode, String)> {
+    shared
+        .sessions
+        .lock()
+        .expect("not poisoned")
+        .get(match_id)
+        .cloned()
+        .ok_or_else(|| {
+            (
+                StatusCode::NOT_FOUND,
+                format!("no match `{match_id}` here (no START for it)"),
+            )
+        })
+}
+
+/// Reads the rules and prepares a session for a START.
+fn begin(config: &PlayerConfig, start: Start) -> Result<Session, (StatusCode, String)> {
+    let started = Instant::now();
+    let bad = |m: String| (StatusCode::BAD_REQUEST, m);
+    let checked = gdl_check::check(&start.rules);
+    let mut machine = ReferenceMachine::new(&checked).map_err(|d| {
+        let first = d
+            .first()
+            .map(|d| format!("{}: {}", d.code, d.message))
+            .unwrap_or_default();
+        bad(format!("cannot play these rules: {first}"))
+    })?;
+    drop(checked);
+    let role_term = machine
+        .intern(&start.role)
+        .map_err(|e| bad(format!("the role `{}`: {e}", start.role)))?;
+    let role = machine
+        .roles()
+        .iter()
+        .position(|&r| r == role_term)
+        .ok_or_else(|| bad(format!("`{}` is not a role of this game", start.role)))?;
+    let state = machine.initial_state().map_err(|e| bad(e.to_string()))?;
+    let mut game = Game {
+        machine,
+        state,
+        role,
+    };
+    let mut strategy = (config.factory)();
+    let start_clock = Duration::from_secs(start.start_clock);
+    strategy.start(
+        &mut game,
+        started + start_clock.saturating_sub(config.margin.min(start_clock / 4)),
+    );
+    Ok(Session {
+        game,
+        strategy,
+        play_clock: Duration::from_secs(start.play_clock),
+    })
+}
+
+/// Applies the previous joint move (texts in role order) to the session's state.
+fn advance(game: &mut Game, moves: &[String]) -> Result<(), (StatusCode, String)> {
+    let bad = |m: String| (StatusCode::BAD_REQUEST, m);
+    if moves.len() != game.machine.roles().len() {
+        return Err(bad(format!(
+            "{} moves for {} roles",
+            moves.len(),
+            game.machine.roles().len()
+        )));
+    }
+    let mut joint = Vec::with_capacity(moves.len());
+    for m in moves {
+        joint.push(
+            game.machine
+                .intern(m)
+                .map_err(|e| bad(format!("the move `{m}`: {e}")))?,
+        );
+    }
+    let state = game.state.clone();
+    game.state = game
+        .machine
+        .next_state(&state, &joint)
+        .map_err(|e| bad(format!("cannot apply the moves: {e}")))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn get_paths_are_decoded() {
+        assert_eq!(percent_decode("(INFO)"), "(INFO)");
+        assert_eq!(percent_decode("(PLAY%20m%20NIL)"), "(PLAY m NIL)");
+        assert_eq!(percent_decode("(PLAY+m+NIL)"), "(PLAY m NIL)");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+}

@@ -1,0 +1,108 @@
+//! What a player decides with: the game as a state machine, and a strategy.
+
+use std::time::Instant;
+
+use gdl_reason::{ReferenceMachine, ReferenceState, RoleIndex, StateMachine, TermId};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use rand::seq::IndexedRandom;
+
+/// A match as a player sees it: the rules as a state machine, the current state, its role.
+pub struct Game {
+    pub machine: ReferenceMachine,
+    pub state: ReferenceState,
+    pub role: RoleIndex,
+}
+
+impl Game {
+    /// The legal moves of the player's role in the current state.
+    pub fn legal_moves(&mut self) -> Result<Vec<TermId>, String> {
+        let state = self.state.clone();
+        self.machine
+            .legal_moves(&state, self.role)
+            .map_err(|e| e.to_string())
+    }
+
+    /// A term in canonical text.
+    pub fn text(&self, term: TermId) -> String {
+        self.machine.terms().text(self.machine.symbols(), term)
+    }
+}
+
+/// How a player chooses its moves. Each match gets its own strategy value (see
+/// [`StrategyFactory`]); its methods run on a blocking thread and should return by the deadline.
+pub trait Strategy: Send {
+    /// Called once the rules are read, with the start clock's deadline.
+    fn start(&mut self, _game: &mut Game, _deadline: Instant) {}
+
+    /// The move to make in `game.state`, before `deadline`.
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String>;
+
+    /// Called when the match ends normally (STOP), in its final state.
+    fn stop(&mut self, _game: &mut Game) {}
+}
+
+/// Makes a strategy for each new match.
+pub type StrategyFactory = std::sync::Arc<dyn Fn() -> Box<dyn Strategy> + Send + Sync>;
+
+/// A uniformly random legal move.
+pub struct RandomStrategy {
+    rng: SmallRng,
+}
+
+impl RandomStrategy {
+    pub fn new(seed: u64) -> RandomStrategy {
+        RandomStrategy {
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+}
+
+impl Strategy for RandomStrategy {
+    fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, String> {
+        let moves = game.legal_moves()?;
+        moves
+            .choose(&mut self.rng)
+            .copied()
+            .ok_or_else(|| "no legal move".to_string())
+    }
+}
+
+/// The first legal move in canonical text order: deterministic, as ggp-base's legal player.
+pub struct LegalStrategy;
+
+impl Strategy for LegalStrategy {
+    fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, String> {
+        let moves = game.legal_moves()?;
+        moves
+            .iter()
+            .copied()
+            .min_by_key(|&m| game.text(m))
+            .ok_or_else(|| "no legal move".to_string())
+    }
+}
+
+/// The built-in strategies by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyKind {
+    Random,
+    Legal,
+}
+
+impl StrategyKind {
+    /// A factory for this strategy; random players of successive matches get successive seeds.
+    pub fn factory(self, seed: u64) -> StrategyFactory {
+        match self {
+            StrategyKind::Random => {
+                let next = std::sync::atomic::AtomicU64::new(seed);
+                std::sync::Arc::new(move || {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Box::new(RandomStrategy::new(seed)) as Box<dyn Strategy>
+                })
+            }
+            StrategyKind::Legal => {
+                std::sync::Arc::new(|| Box::new(LegalStrategy) as Box<dyn Strategy>)
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The HTTP player over loopback, spoken to as a Game Manager would: raw HTTP/1.0 requests
+//! with the headers of Appendix B.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ggp_play::{Game, PlayerConfig, Strategy, StrategyKind, serve};
+
+const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
+
+/// Sends one request; returns the status code, the headers (lower-case names) and the body.
+fn send(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.0\r\nAccept: text/delim\r\nSender: GAMEMASTER\r\nReceiver: GAMEPLAYER\r\nContent-type: text/acl\r\nContent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+fn post(addr: SocketAddr, body: &str) -> (u16, String) {
+    let (status, _, body) = send(addr, "POST", "/", body);
+    (status, body)
+}
+
+struct Player {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = &self.runtime;
+    }
+}
+
+fn start_player(config: PlayerConfig) -> Player {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    runtime.spawn(serve(listener, config, async move {
+        let _ = rx.await;
+    }));
+    Player {
+        addr,
+        stop: Some(tx),
+        runtime,
+    }
+}
+
+fn config(name: &str) -> PlayerConfig {
+    PlayerConfig {
+        name: name.into(),
+        factory: StrategyKind::Legal.factory(1),
+        margin: Duration::from_millis(500),
+    }
+}
+
+#[test]
+fn a_whole_match_of_tictactoe() {
+    let player = start_player(config("legal-test"));
+    let addr = player.addr;
+    assert_eq!(
+        post(addr, "(INFO)"),
+        (200, "((name legal-test) (status available))".into())
+    );
+    let start = format!("(START m.1 x ({TICTACTOE}) 10 5)");
+    assert_eq!(post(addr, &start), (200, "READY".into()));
+    // The legal player takes the first legal move in canonical order.
+    assert_eq!(post(addr, "(PLAY m.1 NIL)"), (200, "(play 1 1)".into()));
+    assert_eq!(
+        post(addr, "(PLAY m.1 ((PLAY 1 1) WAIT))"),
+        (200, "wait".into())
+    );
+    assert_eq!(
+        post(addr, "(play m.1 (wait (play 2 2)))"),
+        (200, "(play 1 2)".into())
+    );
+    assert_eq!(
+        post(addr, "(STOP m.1 ((play 1 2) wait))"),
+        (200, "DONE".into())
+    );
+    // The match is over: the player no longer knows it.
+    let (status, body) = post(addr, "(PLAY m.1 NIL)");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("no match `m.1`"), "{body}");
+}
+
+#[test]
+fn replies_have_the_protocol_headers_and_get_and_options_work() {
+    let player = start_player(config("p"));
+    let (status, head, body) = send(player.addr, "POST", "/", "(INFO)");
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/acl"), "{head}");
+    assert!(head.contains("access-control-allow-origin: *"), "{head}");
+    assert_eq!(body, "((name p) (status available))");
+    let (status, _, body) = send(player.addr, "GET", "/(INFO)", "");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "((name p) (status available))")
+    );
+    let (status, _, body) = send(player.addr, "GET", "/?(PLAY%20unknown%20NIL)", "");
+    assert_eq!(status, 404, "{body}");
+    let (status, head, _) = send(player.addr, "OPTIONS", "/", "");
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("access-control-allow-methods: post, get, options"),
+        "{head}"
+    );
+}
+
+#[test]
+fn bad_requests_are_refused_with_a_reason() {
+    let player = start_player(config("p"));
+    let addr = player.addr;
+    let (status, body) = post(addr, "(PLAY m.1");
+    assert_eq!(status, 400);
+    assert!(body.starts_with("cannot read the request:"), "{body}");
+    let (status, body) = post(addr, "(START m r ((role x) (<= (legal x ?m))) 1 1)");
+    assert_eq!(status, 400);
+    assert!(body.contains("cannot play these rules"), "{body}");
+    let start = format!("(START m y ({TICTACTOE}) 10 5)");
+    let (status, body) = post(addr, &start);
+    assert_eq!(status, 400);
+    assert!(body.contains("`y` is not a role"), "{body}");
+    let start = format!("(START m o ({TICTACTOE}) 10 5)");
+    assert_eq!(post(addr, &start).0, 200);
+    let (status, body) = post(addr, "(PLAY m (wait))");
+    assert_eq!(status, 400);
+    assert!(body.contains("1 moves for 2 roles"), "{body}");
+    assert_eq!(post(addr, "(ABORT m)"), (200, "ABORTED".into()));
+}
+
+/// A strategy that thinks for a while.
+struct Slow;
+
+impl Strategy for Slow {
+    fn select(
+        &mut self,
+        game: &mut Game,
+        _deadline: Instant,
+    ) -> Result<gdl_reason::TermId, String> {
+        std::thread::sleep(Duration::from_millis(1500));
+        Ok(game.legal_moves()?[0])
+    }
+}
+
+#[test]
+fn info_is_answered_while_the_player_thinks() {
+    let player = start_player(PlayerConfig {
+        name: "slow".into(),
+        factory: Arc::new(|| Box::new(Slow) as Box<dyn Strategy>),
+        margin: Duration::from_millis(100),
+    });
+    let addr = player.addr;
+    let start = format!("(START m x ({TICTACTOE}) 10 5)");
+    assert_eq!(post(addr, &start).0, 200);
+    let thinking = std::thread::spawn(move || post(addr, "(PLAY m NIL)"));
+    std::thread::sleep(Duration::from_millis(200));
+    let asked = Instant::now();
+    assert_eq!(post(addr, "(INFO)").0, 200);
+    assert!(
+        asked.elapsed() < Duration::from_millis(1000),
+        "INFO waited for the move"
+    );
+    assert_eq!(thinking.join().unwrap().0, 200);
+}

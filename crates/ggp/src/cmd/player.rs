@@ -1,0 +1,90 @@
+//! `ggp player`: an HTTP player that speaks the GGP protocol, with a built-in strategy.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use ggp_play::{PlayerConfig, StrategyKind, serve};
+
+use crate::{SUCCESS, USAGE_OR_IO};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    /// A uniformly random legal move.
+    Random,
+    /// The first legal move in canonical order (as ggp-base's legal player).
+    Legal,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The port to listen on.
+    #[arg(long, default_value_t = 9147)]
+    port: u16,
+    /// The address to listen on (`0.0.0.0` for every interface).
+    #[arg(long, default_value = "0.0.0.0")]
+    host: String,
+    /// How the player chooses its moves.
+    #[arg(long, value_enum, default_value = "random")]
+    strategy: Strategy,
+    /// The name INFO reports (default: `ggp-<strategy>`).
+    #[arg(long)]
+    name: Option<String>,
+    /// Seed of the random strategy (match `k` uses `seed + k`).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Milliseconds kept back from each clock for the network.
+    #[arg(long, default_value_t = 1000)]
+    margin_ms: u64,
+}
+
+pub fn run(args: Args) -> u8 {
+    let kind = match args.strategy {
+        Strategy::Random => StrategyKind::Random,
+        Strategy::Legal => StrategyKind::Legal,
+    };
+    let name = args.name.unwrap_or_else(|| {
+        format!(
+            "ggp-{}",
+            format!("{:?}", args.strategy).to_ascii_lowercase()
+        )
+    });
+    let config = PlayerConfig {
+        name: name.clone(),
+        factory: kind.factory(args.seed),
+        margin: Duration::from_millis(args.margin_ms),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("ggp player: cannot start the runtime: {e}");
+            return USAGE_OR_IO;
+        }
+    };
+    let address = format!("{}:{}", args.host, args.port);
+    runtime.block_on(async {
+        let listener = match tokio::net::TcpListener::bind(&address).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                eprintln!("ggp player: cannot listen on {address}: {e}");
+                return USAGE_OR_IO;
+            }
+        };
+        let bound = listener
+            .local_addr()
+            .map_or(address.clone(), |a| a.to_string());
+        eprintln!("ggp player: `{name}` listening on {bound} (Ctrl-C to stop)");
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        match serve(listener, config, shutdown).await {
+            Ok(()) => SUCCESS,
+            Err(e) => {
+                eprintln!("ggp player: {e}");
+                USAGE_OR_IO
+            }
+        }
+    })
+}
