@@ -31,6 +31,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Run an HTTP player that speaks the GGP protocol (START, PLAY, STOP, ABORT, INFO).
     Player(cmd::player::Args),
+    /// Run a match between players (built-in or over HTTP) with clocks, and record it.
+    Match(cmd::matches::Args),
 }
 
 /// Exit status: the command succeeded.
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cmd::replay::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Player(args) => cmd::player::run(args),
+        Command::Match(args) => cmd::matches::run(args),
     };
     ExitCode::from(status)
 }

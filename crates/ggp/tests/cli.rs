@@ -298,3 +298,46 @@ fn the_player_command_serves_the_protocol() {
         "{response}"
     );
 }
+
+#[test]
+fn a_demo_match_between_built_in_players() {
+    let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/demo.json");
+    std::fs::create_dir_all(json.parent().unwrap()).unwrap();
+    let out = ggp(&[
+        "match",
+        "games/tictactoe.kif",
+        "--player",
+        "random",
+        "--player",
+        "legal",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("step   1: "), "{stdout}");
+    assert!(stdout.contains("role         player"), "{stdout}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(record["isCompleted"], true);
+    assert_eq!(
+        record["states"].as_array().unwrap().len(),
+        record["moves"].as_array().unwrap().len() + 1
+    );
+    let out = ggp(&["match", "games/tictactoe.kif", "--player", "random"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("the game has 2 roles (x, o), but 1 player was given"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = ggp(&[
+        "match",
+        "games/tictactoe.kif",
+        "--player",
+        "bogus",
+        "--player",
+        "random",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,56 @@
+//! The record of a match, in the ggp.org match format.
+
+use serde::Serialize;
+
+/// A problem with one player's reply at one step (the move was substituted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StepError {
+    /// Index of the player (its role's position).
+    pub player: usize,
+    /// What went wrong: `timeout`, `illegal`, `unparsable`, `connection`, `http`, `failed`.
+    pub kind: String,
+    /// Details: the raw reply of an illegal move, the connection error, …
+    pub detail: String,
+}
+
+impl StepError {
+    /// The text of the `errors` entry: `kind: detail`.
+    pub fn text(&self) -> String {
+        format!("{}: {}", self.kind, self.detail)
+    }
+}
+
+/// A match as ggp.org records it. `states` has one entry more than `moves`; `errors` and
+/// `stateTimes` have one entry per state. Terms are in canonical text.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchRecord {
+    pub match_id: String,
+    pub random_token: String,
+    /// Milliseconds since the Unix epoch.
+    pub start_time: u64,
+    /// The game description (no `gameMetaURL`: the rules travel with the record).
+    pub rules: String,
+    pub game_role_names: Vec<String>,
+    pub player_names_from_host: Vec<String>,
+    pub start_clock: u64,
+    pub play_clock: u64,
+    /// Each state as `((fluent) …)`.
+    pub states: Vec<String>,
+    /// Each joint move, role order.
+    pub moves: Vec<Vec<String>>,
+    /// Milliseconds since the epoch at which each state was reached.
+    pub state_times: Vec<u64>,
+    /// For each state, one entry per player: empty, or what went wrong with its move from it.
+    pub errors: Vec<Vec<String>>,
+    pub goal_values: Vec<u8>,
+    pub is_completed: bool,
+    pub is_aborted: bool,
+}
+
+impl MatchRecord {
+    /// The record as ggp.org match JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a record serialises")
+    }
+}
