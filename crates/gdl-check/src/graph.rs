@@ -162,15 +162,32 @@ impl Graph {
 
     /// Every relation that `rel` depends on, directly or not (including itself).
     pub fn dependencies(&self, rel: RelId) -> Vec<bool> {
+        self.closure(&[rel], &self.incoming, |e| e.from)
+    }
+
+    /// Every relation that depends on one of `sources`, directly or not (the sources included).
+    pub fn dependents(&self, sources: &[RelId]) -> Vec<bool> {
+        self.closure(sources, &self.outgoing, |e| e.to)
+    }
+
+    /// The relations reached from `starts` along `adjacent` edges, each edge leading to `end`.
+    fn closure(
+        &self,
+        starts: &[RelId],
+        adjacent: &[Vec<u32>],
+        end: impl Fn(&Edge) -> RelId,
+    ) -> Vec<bool> {
         let mut seen = vec![false; self.outgoing.len()];
-        let mut stack = vec![rel];
-        seen[rel as usize] = true;
+        let mut stack = starts.to_vec();
+        for &s in starts {
+            seen[s as usize] = true;
+        }
         while let Some(r) = stack.pop() {
-            for &k in &self.incoming[r as usize] {
-                let from = self.edges[k as usize].from;
-                if !seen[from as usize] {
-                    seen[from as usize] = true;
-                    stack.push(from);
+            for &k in &adjacent[r as usize] {
+                let next = end(&self.edges[k as usize]);
+                if !seen[next as usize] {
+                    seen[next as usize] = true;
+                    stack.push(next);
                 }
             }
         }

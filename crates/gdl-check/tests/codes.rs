@@ -10,7 +10,6 @@ use gdl_syntax::SourceFile;
 #[test]
 fn every_check_code_has_a_case_and_renders_as_expected() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codes");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut mismatches = Vec::new();
     for info in CHECK_CODES {
         let input = dir.join(format!("{}.kif", info.code));
@@ -43,12 +42,7 @@ fn every_check_code_has_a_case_and_renders_as_expected() {
             .map(|d| file.render(d, false) + "\n\n")
             .collect();
         let expected_path = dir.join(format!("{}.out", info.code));
-        if update {
-            std::fs::write(&expected_path, &rendered).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected != rendered {
+        if ggp_testdata::differs_from_recorded(&expected_path, &rendered).is_some() {
             mismatches.push(format!("{}:\n{rendered}", info.code));
         }
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ggp_testdata::{corpus_files, relative, shared_or_skip};
+use ggp_testdata::{assert_recorded, corpus_files, relative, shared_or_skip};
 
 #[test]
 fn corpus_errors_are_the_recorded_ones() {
@@ -34,14 +34,8 @@ fn corpus_errors_are_the_recorded_ones() {
             ));
         }
     }
-    let recorded_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_errors.txt");
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
-        std::fs::write(&recorded_path, &found).unwrap();
-        return;
-    }
-    let recorded = std::fs::read_to_string(&recorded_path).unwrap_or_default();
-    assert!(
-        recorded == found,
-        "corpus errors changed (UPDATE_EXPECT=1 to accept):\n--- recorded\n{recorded}\n--- found\n{found}"
+    assert_recorded(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_errors.txt"),
+        &found,
     );
 }

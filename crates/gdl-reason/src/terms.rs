@@ -46,50 +46,54 @@ impl std::fmt::Debug for TermStore {
     }
 }
 
+/// The arguments of a node (`None` for a constant) in the store's argument list.
+fn node_args<'a>(args: &'a [TermId], node: &Node) -> Option<&'a [TermId]> {
+    (node.first_arg != CONSTANT)
+        .then(|| &args[node.first_arg as usize..(node.first_arg + node.arg_count) as usize])
+}
+
+/// The hash of a term from its parts (a constant has no argument list).
+fn hash_term(hasher: &FxBuildHasher, symbol: Symbol, args: Option<&[TermId]>) -> u64 {
+    let mut h = hasher.build_hasher();
+    symbol.hash(&mut h);
+    match args {
+        None => u32::MAX.hash(&mut h),
+        Some(args) => {
+            args.len().hash(&mut h);
+            for a in args {
+                a.0.hash(&mut h);
+            }
+        }
+    }
+    h.finish()
+}
+
 impl TermStore {
     pub fn new() -> TermStore {
         TermStore::default()
     }
 
     fn hash_of(&self, symbol: Symbol, args: Option<&[TermId]>) -> u64 {
-        let mut h = self.hasher.build_hasher();
-        symbol.hash(&mut h);
-        match args {
-            None => u32::MAX.hash(&mut h),
-            Some(args) => {
-                args.len().hash(&mut h);
-                for a in args {
-                    a.0.hash(&mut h);
-                }
-            }
-        }
-        h.finish()
+        hash_term(&self.hasher, symbol, args)
     }
 
     fn node_args(&self, node: &Node) -> Option<&[TermId]> {
-        (node.first_arg != CONSTANT).then(|| {
-            &self.args[node.first_arg as usize..(node.first_arg + node.arg_count) as usize]
-        })
+        node_args(&self.args, node)
+    }
+
+    /// The term with these parts and hash, if it exists.
+    fn find_hashed(&self, hash: u64, symbol: Symbol, args: Option<&[TermId]>) -> Option<TermId> {
+        self.table
+            .find(hash, |&id| {
+                let node = &self.nodes[id.0 as usize];
+                node.symbol == symbol && self.node_args(node) == args
+            })
+            .copied()
     }
 
     fn intern(&mut self, symbol: Symbol, args: Option<&[TermId]>) -> TermId {
         let hash = self.hash_of(symbol, args);
-        let nodes = &self.nodes;
-        let all_args = &self.args;
-        let found = self.table.find(hash, |&id| {
-            let node = &nodes[id.0 as usize];
-            node.symbol == symbol
-                && match args {
-                    None => node.first_arg == CONSTANT,
-                    Some(args) => {
-                        node.first_arg != CONSTANT
-                            && &all_args[node.first_arg as usize
-                                ..(node.first_arg + node.arg_count) as usize]
-                                == args
-                    }
-                }
-        });
-        if let Some(&id) = found {
+        if let Some(id) = self.find_hashed(hash, symbol, args) {
             return id;
         }
         let id = TermId(self.nodes.len() as u32);
@@ -120,19 +124,7 @@ impl TermStore {
         let (nodes, args_store, hasher) = (&self.nodes, &self.args, &self.hasher);
         self.table.insert_unique(hash, id, |&other| {
             let node = &nodes[other.0 as usize];
-            let mut h = hasher.build_hasher();
-            node.symbol.hash(&mut h);
-            if node.first_arg == CONSTANT {
-                u32::MAX.hash(&mut h);
-            } else {
-                let args = &args_store
-                    [node.first_arg as usize..(node.first_arg + node.arg_count) as usize];
-                args.len().hash(&mut h);
-                for a in args {
-                    a.0.hash(&mut h);
-                }
-            }
-            h.finish()
+            hash_term(hasher, node.symbol, node_args(args_store, node))
         });
         id
     }
@@ -149,13 +141,7 @@ impl TermStore {
 
     /// The term without creating it, if it exists.
     pub fn find(&self, symbol: Symbol, args: Option<&[TermId]>) -> Option<TermId> {
-        let hash = self.hash_of(symbol, args);
-        self.table
-            .find(hash, |&id| {
-                let node = &self.nodes[id.0 as usize];
-                node.symbol == symbol && self.node_args(node) == args
-            })
-            .copied()
+        self.find_hashed(self.hash_of(symbol, args), symbol, args)
     }
 
     pub fn get(&self, term: TermId) -> Term<'_> {

@@ -276,14 +276,15 @@ pub fn replay<M: StateMachine, R: Rng>(
                 None => None,
                 Some(_) if info.terminal => return Err(ReplayError::GameOver { step }),
                 Some(joint) => {
+                    // The legal moves were just described, in sorted canonical text.
                     for (role, &played) in joint.iter().enumerate() {
-                        let legal = machine.legal_moves(&state, role).map_err(reason)?;
-                        if !legal.contains(&played) {
+                        let played = machine.terms().text(machine.symbols(), played);
+                        if info.legal[role].binary_search(&played).is_err() {
                             let role_term = machine.roles()[role];
                             return Err(ReplayError::Illegal {
                                 step,
                                 role: machine.terms().text(machine.symbols(), role_term),
-                                played: machine.terms().text(machine.symbols(), played),
+                                played,
                                 legal: info.legal[role].clone(),
                             });
                         }

@@ -3,17 +3,15 @@
 //! debugging; the full run is the test.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Instant;
 
 use gdl_reason::ReferenceMachine;
 use gdl_reason::trace::{Moves, json_line, parse_moves, replay, role_names};
-use ggp_testdata::{kif_files, shared_or_skip};
+use ggp_testdata::{parallel_map, shared_or_skip};
 use serde_json::Value;
 
 /// The game, moves and expected trace of every trace file.
-fn cases(shared: &Path, folder: &str) -> Vec<(PathBuf, PathBuf, PathBuf)> {
-    let traces = shared.join("conformance").join(folder);
+fn cases(shared: &Path) -> Vec<(PathBuf, PathBuf, PathBuf)> {
+    let traces = shared.join("conformance/traces");
     let filter = std::env::var("GGP_TRACE_FILTER").unwrap_or_default();
     let mut out = Vec::new();
     for source in std::fs::read_dir(&traces).unwrap().flatten() {
@@ -33,7 +31,6 @@ fn cases(shared: &Path, folder: &str) -> Vec<(PathBuf, PathBuf, PathBuf)> {
         }
     }
     out.sort();
-    let _ = kif_files;
     out
 }
 
@@ -113,71 +110,29 @@ fn check_trace(game: &Path, moves: &Path, expected: &Path) -> Result<(), String>
     Ok(())
 }
 
-fn run_all(folder: &str) -> (usize, Vec<String>) {
-    let Some(shared) = shared_or_skip("conformance") else {
-        return (0, Vec::new());
-    };
-    let all = cases(&shared, folder);
-    let failures = Mutex::new(Vec::new());
-    let next = Mutex::new(0usize);
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(4);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let k = {
-                        let mut n = next.lock().unwrap();
-                        *n += 1;
-                        *n - 1
-                    };
-                    let Some((game, moves, expected)) = all.get(k) else {
-                        break;
-                    };
-                    let started = Instant::now();
-                    let result = check_trace(game, moves, expected);
-                    let took = started.elapsed();
-                    if let Ok(log) = std::env::var("GGP_TRACE_LOG") {
-                        use std::io::Write;
-                        let verdict = if result.is_ok() { "ok" } else { "FAIL" };
-                        let line = format!(
-                            "{:.3}\t{verdict}\t{}\n",
-                            took.as_secs_f64(),
-                            expected.display()
-                        );
-                        let mut f = std::fs::OpenOptions::new()
-                            .create(true)
-                            .append(true)
-                            .open(log)
-                            .unwrap();
-                        f.write_all(line.as_bytes()).unwrap();
-                    }
-                    if let Err(e) = result {
-                        failures
-                            .lock()
-                            .unwrap()
-                            .push(format!("{}: {e}", expected.display()));
-                    }
-                }
-            });
-        }
-    });
-    let mut failures = failures.into_inner().unwrap();
-    failures.sort();
-    (all.len(), failures)
-}
-
 #[test]
 fn every_reference_trace_replays_identically() {
-    let (count, failures) = run_all("traces");
+    let Some(shared) = shared_or_skip("every_reference_trace_replays_identically") else {
+        return;
+    };
+    let all = cases(&shared);
+    let mut failures: Vec<String> = parallel_map(&all, |(game, moves, expected)| {
+        check_trace(game, moves, expected)
+            .err()
+            .map(|e| format!("{}: {e}", expected.display()))
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    failures.sort();
     assert!(
         failures.is_empty(),
-        "{} of {count} traces differ:\n{}",
+        "{} of {} traces differ:\n{}",
         failures.len(),
+        all.len(),
         failures.join("\n")
     );
-    if std::env::var("GGP_TRACE_FILTER").is_err() && count > 0 {
-        assert_eq!(count, 900, "every trace");
+    if std::env::var("GGP_TRACE_FILTER").is_err() {
+        assert_eq!(all.len(), 900, "every trace");
     }
 }

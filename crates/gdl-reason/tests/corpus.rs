@@ -8,13 +8,12 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use gdl_reason::ReferenceMachine;
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{Moves, replay};
-use ggp_testdata::{corpus_files, relative, shared_or_skip};
+use ggp_testdata::{assert_recorded, corpus_files, parallel_map, relative, shared_or_skip};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -53,44 +52,16 @@ fn every_corpus_game_plays_or_is_refused_as_recorded() {
         return;
     };
     let files: Vec<PathBuf> = corpus_files(&shared);
-    let outcomes = Mutex::new(Vec::new());
-    let next = Mutex::new(0usize);
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(4);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let k = {
-                        let mut n = next.lock().unwrap();
-                        *n += 1;
-                        *n - 1
-                    };
-                    let Some(path) = files.get(k) else { break };
-                    let outcome = catch_unwind(AssertUnwindSafe(|| play(path)))
-                        .unwrap_or_else(|_| Some("PANIC".into()));
-                    if let Some(reason) = outcome {
-                        let line = format!("{}\t{reason}\n", relative(&shared, path));
-                        outcomes.lock().unwrap().push(line);
-                    }
-                }
-            });
-        }
+    let outcomes = parallel_map(&files, |path| {
+        catch_unwind(AssertUnwindSafe(|| play(path)))
+            .unwrap_or_else(|_| Some("PANIC".into()))
+            .map(|reason| format!("{}\t{reason}\n", relative(&shared, path)))
     });
-    let mut outcomes = outcomes.into_inner().unwrap();
-    outcomes.sort();
-    let found: String = outcomes.concat();
+    let found: String = outcomes.into_iter().flatten().collect();
     assert!(!found.contains("\tPANIC"), "panics:\n{found}");
-    let recorded_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_outcomes.txt");
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
-        std::fs::write(&recorded_path, &found).unwrap();
-        return;
-    }
-    let recorded = std::fs::read_to_string(&recorded_path).unwrap_or_default();
-    assert!(
-        recorded == found,
-        "outcomes changed (UPDATE_EXPECT=1 to accept):\n--- recorded\n{recorded}\n--- found\n{found}"
+    assert_recorded(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_outcomes.txt"),
+        &found,
     );
     assert_eq!(files.len(), 944, "every corpus game");
 }

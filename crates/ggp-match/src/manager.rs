@@ -3,11 +3,12 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gdl_reason::{ReferenceMachine, ReferenceState, StateMachine, TermId};
-use ggp_play::{Game, Strategy, StrategyKind};
+use ggp_play::{Game, Strategy, StrategyKind, load};
 use ggp_protocol::{Request, Start, move_candidates};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
+use tokio::task::JoinHandle;
 
 use crate::http::{HttpError, post};
 use crate::record::{MatchRecord, StepError};
@@ -82,8 +83,8 @@ type LocalPlayer = (Box<dyn Strategy>, Game);
 type LocalTurn = (Box<LocalPlayer>, Result<String, StepError>);
 
 enum Pending {
-    Remote(tokio::task::JoinHandle<Result<String, HttpError>>),
-    Local(tokio::task::JoinHandle<LocalTurn>),
+    Remote(JoinHandle<Result<String, HttpError>>),
+    Local(JoinHandle<LocalTurn>),
 }
 
 /// A built-in player's turn: apply the previous joint move, then choose.
@@ -94,15 +95,7 @@ fn think(
     clock: Duration,
 ) -> Result<String, String> {
     if let Some(moves) = last {
-        let mut joint = Vec::with_capacity(moves.len());
-        for m in moves {
-            joint.push(game.machine.intern(m)?);
-        }
-        let state = game.state.clone();
-        game.state = game
-            .machine
-            .next_state(&state, &joint)
-            .map_err(|e| e.to_string())?;
+        game.apply(moves)?;
     }
     let chosen = strategy.select(game, Instant::now() + clock)?;
     Ok(game.text(chosen))
@@ -132,15 +125,8 @@ pub async fn run_match(
     mut progress: impl FnMut(&Progress),
     mut record: impl FnMut(&MatchRecord),
 ) -> Result<MatchRecord, String> {
-    let checked = gdl_check::check(&config.rules);
-    let mut machine = ReferenceMachine::new(&checked).map_err(|d| {
-        let first = d
-            .first()
-            .map(|d| format!("{}: {}", d.code, d.message))
-            .unwrap_or_default();
-        format!("the rules cannot be played: {first}")
-    })?;
-    drop(checked);
+    let mut machine =
+        load(&config.rules).map_err(|first| format!("the rules cannot be played: {first}"))?;
     let roles: Vec<String> = machine
         .roles()
         .iter()
@@ -182,8 +168,8 @@ pub async fn run_match(
             PlayerSpec::Builtin(kind) => {
                 let mut strategy = kind.factory(rng.random())();
                 let mut game = Game {
-                    machine: ReferenceMachine::from_text(&config.rules)
-                        .map_err(|_| "the rules cannot be played".to_string())?,
+                    machine: load(&config.rules)
+                        .map_err(|first| format!("the rules cannot be played: {first}"))?,
                     state: state.clone(),
                     role: k,
                 };
@@ -195,7 +181,8 @@ pub async fn run_match(
     // START, everyone at once; play begins when all are READY or the start clock runs out.
     let start_deadline = config.start_clock + config.grace;
     let mut starts = Vec::new();
-    for (k, seat) in seats.iter_mut().enumerate() {
+    for (k, seat) in seats.iter().enumerate() {
+        let Seat::Remote(url) = seat else { continue };
         let message = Request::Start(Start {
             match_id: config.match_id.clone(),
             role: roles[k].clone(),
@@ -204,15 +191,7 @@ pub async fn run_match(
             play_clock: config.play_clock.as_secs(),
         })
         .to_string();
-        match seat {
-            Seat::Remote(url) => {
-                let url = url.clone();
-                starts.push(tokio::spawn(async move {
-                    post(&url, &message, start_deadline).await.map(|_| ())
-                }));
-            }
-            Seat::Local(_) => {}
-        }
+        starts.push(send(url, message, start_deadline));
     }
     for start in starts {
         let _ = start.await;
@@ -242,10 +221,7 @@ pub async fn run_match(
         for (k, seat) in seats.iter_mut().enumerate() {
             match seat {
                 Seat::Remote(url) => {
-                    let (url, message) = (url.clone(), message.clone());
-                    pending.push(Pending::Remote(tokio::spawn(async move {
-                        post(&url, &message, deadline).await
-                    })));
+                    pending.push(Pending::Remote(send(url, message.clone(), deadline)));
                 }
                 Seat::Local(slot) => {
                     let mut local = slot.take().expect("a built-in player is in its seat");
@@ -354,11 +330,7 @@ pub async fn run_match(
     let mut stops = Vec::new();
     for seat in &seats {
         if let Seat::Remote(url) = seat {
-            let (url, stop) = (url.clone(), stop.clone());
-            let deadline = config.play_clock + config.grace;
-            stops.push(tokio::spawn(
-                async move { post(&url, &stop, deadline).await },
-            ));
+            stops.push(send(url, stop.clone(), config.play_clock + config.grace));
         }
     }
     for s in stops {
@@ -366,6 +338,12 @@ pub async fn run_match(
     }
     record(&rec);
     Ok(rec)
+}
+
+/// Sends a message to a remote player as a task of its own, so that players are asked at once.
+fn send(url: &str, message: String, timeout: Duration) -> JoinHandle<Result<String, HttpError>> {
+    let url = url.to_string();
+    tokio::spawn(async move { post(&url, &message, timeout).await })
 }
 
 fn http_error(player: usize, e: HttpError) -> StepError {

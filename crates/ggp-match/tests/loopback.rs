@@ -257,86 +257,51 @@ fn ready_then(then: Act) -> impl Fn(&str, usize) -> Act + Send + Sync + 'static 
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_player_that_never_answers() {
-    let (url, _) = scripted(ready_then(Act::Hang)).await;
+/// Plays x with a scripted player that answers START, then acts as `act` says at every PLAY:
+/// every one of its moves must have been replaced, each error as `expected` says.
+async fn every_move_replaced(act: Act, expected: impl Fn(&str) -> bool) {
+    let (url, _) = scripted(ready_then(act)).await;
     let record = against(url).await;
     let errors = errors_of(&record, 0);
-    // Every player is asked at every step (x answers `wait` on o's turns), so every step of
-    // x's times out.
+    // Every player is asked at every step (x answers `wait` on o's turns).
     assert_eq!(errors.len(), record.moves.len(), "{errors:?}");
-    assert!(
-        errors.iter().all(|e| e.starts_with("timeout:")),
-        "{errors:?}"
-    );
+    assert!(errors.iter().all(|e| expected(e)), "{errors:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_player_that_never_answers() {
+    every_move_replaced(Act::Hang, |e| e.starts_with("timeout:")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_player_that_answers_after_the_clock() {
-    let (url, _) = scripted(ready_then(Act::Late(
-        Duration::from_millis(1600),
-        "wait".into(),
-    )))
-    .await;
-    let record = against(url).await;
-    let errors = errors_of(&record, 0);
-    assert_eq!(errors.len(), record.moves.len(), "{errors:?}");
-    assert!(
-        errors.iter().all(|e| e.starts_with("timeout:")),
-        "{errors:?}"
-    );
+    let late = Act::Late(Duration::from_millis(1600), "wait".into());
+    every_move_replaced(late, |e| e.starts_with("timeout:")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_player_that_returns_garbage_or_an_illegal_move() {
-    let (url, _) = scripted(ready_then(Act::Reply("((((".into()))).await;
-    let record = against(url).await;
-    let errors = errors_of(&record, 0);
-    assert_eq!(errors.len(), record.moves.len());
-    assert!(
-        errors.iter().all(|e| *e == "unparsable: (((("),
-        "{errors:?}"
-    );
-
-    let (url, _) = scripted(ready_then(Act::Reply("(play 9 9)".into()))).await;
-    let record = against(url).await;
-    let errors = errors_of(&record, 0);
-    assert_eq!(errors.len(), record.moves.len());
-    assert!(
-        errors.iter().all(|e| *e == "illegal: (play 9 9)"),
-        "{errors:?}"
-    );
+    every_move_replaced(Act::Reply("((((".into()), |e| e == "unparsable: ((((").await;
+    every_move_replaced(Act::Reply("(play 9 9)".into()), |e| {
+        e == "illegal: (play 9 9)"
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_player_that_closes_the_connection_or_sends_ten_megabytes() {
-    let (url, _) = scripted(ready_then(Act::Close)).await;
-    let record = against(url).await;
-    let errors = errors_of(&record, 0);
-    assert_eq!(errors.len(), record.moves.len());
-    assert!(
-        errors.iter().all(|e| e.starts_with("connection:")),
-        "{errors:?}"
-    );
-
-    let (url, _) = scripted(ready_then(Act::Huge(10 * 1024 * 1024))).await;
-    let record = against(url).await;
-    let errors = errors_of(&record, 0);
-    assert_eq!(errors.len(), record.moves.len());
-    assert!(errors.iter().all(|e| e.starts_with("http:")), "{errors:?}");
+    every_move_replaced(Act::Close, |e| e.starts_with("connection:")).await;
+    every_move_replaced(Act::Huge(10 * 1024 * 1024), |e| e.starts_with("http:")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_player_that_dies_mid_match() {
     // Plays legally for its first two PLAYs (it is x: mark, then wait), then is gone.
-    let (url, _) = scripted(|body, n| match n {
+    let (url, _) = scripted(|_, n| match n {
         0 => Act::Reply("READY".into()),
         1 => Act::Reply("(play 2 2)".into()),
         2 => Act::Reply("wait".into()),
-        _ => {
-            let _ = body;
-            Act::Close
-        }
+        _ => Act::Close,
     })
     .await;
     let record = against(url).await;

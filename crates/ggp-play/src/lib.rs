@@ -9,4 +9,6 @@ mod server;
 mod strategy;
 
 pub use server::{PlayerConfig, serve};
-pub use strategy::{Game, LegalStrategy, RandomStrategy, Strategy, StrategyFactory, StrategyKind};
+pub use strategy::{
+    Game, LegalStrategy, RandomStrategy, Strategy, StrategyFactory, StrategyKind, load,
+};

@@ -15,10 +15,10 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use gdl_reason::{ReferenceMachine, StateMachine};
+use gdl_reason::StateMachine;
 use ggp_protocol::{InfoReply, Reply, Request, Start};
 
-use crate::strategy::{Game, Strategy, StrategyFactory};
+use crate::strategy::{Game, Strategy, StrategyFactory, load};
 
 /// How a player presents itself and plays.
 #[derive(Clone)]
@@ -75,8 +75,10 @@ fn reply(status: StatusCode, body: String) -> Response {
     response
 }
 
-fn deadline(clock: Duration, margin: Duration) -> Instant {
-    Instant::now() + clock.saturating_sub(margin.min(clock / 4))
+/// When a strategy must have answered: the clock from `from`, less the margin (or a quarter
+/// of the clock, if less).
+fn deadline(from: Instant, clock: Duration, margin: Duration) -> Instant {
+    from + clock.saturating_sub(margin.min(clock / 4))
 }
 
 /// Decodes `%XX` escapes (and `+` as a space) of a GET request's path.
@@ -184,9 +186,12 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
             blocking(move || {
                 let mut session = session.lock().expect("not poisoned");
                 if let Some(moves) = moves {
-                    advance(&mut session.game, &moves)?;
+                    session
+                        .game
+                        .apply(&moves)
+                        .map_err(|e| (StatusCode::BAD_REQUEST, e))?;
                 }
-                let deadline = deadline(session.play_clock, margin);
+                let deadline = deadline(Instant::now(), session.play_clock, margin);
                 let Session { game, strategy, .. } = &mut *session;
                 let chosen = strategy.select(game, deadline).map_err(|e| {
                     (
@@ -208,7 +213,10 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
                 blocking(move || {
                     let mut session = session.lock().expect("not poisoned");
                     if let Some(moves) = moves {
-                        advance(&mut session.game, &moves)?;
+                        session
+                            .game
+                            .apply(&moves)
+                            .map_err(|e| (StatusCode::BAD_REQUEST, e))?;
                     }
                     let Session { game, strategy, .. } = &mut *session;
                     strategy.stop(game);
@@ -261,15 +269,8 @@ fn find(shared: &Shared, match_id: &str) -> Result<Arc<Mutex<Session>>, (StatusC
 fn begin(config: &PlayerConfig, start: Start) -> Result<Session, (StatusCode, String)> {
     let started = Instant::now();
     let bad = |m: String| (StatusCode::BAD_REQUEST, m);
-    let checked = gdl_check::check(&start.rules);
-    let mut machine = ReferenceMachine::new(&checked).map_err(|d| {
-        let first = d
-            .first()
-            .map(|d| format!("{}: {}", d.code, d.message))
-            .unwrap_or_default();
-        bad(format!("cannot play these rules: {first}"))
-    })?;
-    drop(checked);
+    let mut machine =
+        load(&start.rules).map_err(|first| bad(format!("cannot play these rules: {first}")))?;
     let role_term = machine
         .intern(&start.role)
         .map_err(|e| bad(format!("the role `{}`: {e}", start.role)))?;
@@ -286,41 +287,12 @@ fn begin(config: &PlayerConfig, start: Start) -> Result<Session, (StatusCode, St
     };
     let mut strategy = (config.factory)();
     let start_clock = Duration::from_secs(start.start_clock);
-    strategy.start(
-        &mut game,
-        started + start_clock.saturating_sub(config.margin.min(start_clock / 4)),
-    );
+    strategy.start(&mut game, deadline(started, start_clock, config.margin));
     Ok(Session {
         game,
         strategy,
         play_clock: Duration::from_secs(start.play_clock),
     })
-}
-
-/// Applies the previous joint move (texts in role order) to the session's state.
-fn advance(game: &mut Game, moves: &[String]) -> Result<(), (StatusCode, String)> {
-    let bad = |m: String| (StatusCode::BAD_REQUEST, m);
-    if moves.len() != game.machine.roles().len() {
-        return Err(bad(format!(
-            "{} moves for {} roles",
-            moves.len(),
-            game.machine.roles().len()
-        )));
-    }
-    let mut joint = Vec::with_capacity(moves.len());
-    for m in moves {
-        joint.push(
-            game.machine
-                .intern(m)
-                .map_err(|e| bad(format!("the move `{m}`: {e}")))?,
-        );
-    }
-    let state = game.state.clone();
-    game.state = game
-        .machine
-        .next_state(&state, &joint)
-        .map_err(|e| bad(format!("cannot apply the moves: {e}")))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -14,7 +14,39 @@ pub struct Game {
     pub role: RoleIndex,
 }
 
+/// Reads rules into a state machine, or gives the first error that keeps them from being
+/// played (`E001: unsafe rule: …`).
+pub fn load(rules: &str) -> Result<ReferenceMachine, String> {
+    ReferenceMachine::from_text(rules).map_err(|d| {
+        d.first()
+            .map(|d| format!("{}: {}", d.code, d.message))
+            .unwrap_or_default()
+    })
+}
+
 impl Game {
+    /// Plays the previous joint move (moves in role order, as text) from the current state.
+    pub fn apply(&mut self, moves: &[String]) -> Result<(), String> {
+        let roles = self.machine.roles().len();
+        if moves.len() != roles {
+            return Err(format!("{} moves for {roles} roles", moves.len()));
+        }
+        let mut joint = Vec::with_capacity(moves.len());
+        for m in moves {
+            joint.push(
+                self.machine
+                    .intern(m)
+                    .map_err(|e| format!("the move `{m}`: {e}"))?,
+            );
+        }
+        let state = self.state.clone();
+        self.state = self
+            .machine
+            .next_state(&state, &joint)
+            .map_err(|e| format!("cannot apply the moves: {e}"))?;
+        Ok(())
+    }
+
     /// The legal moves of the player's role in the current state.
     pub fn legal_moves(&mut self) -> Result<Vec<TermId>, String> {
         let state = self.state.clone();

@@ -33,10 +33,11 @@ fn post(addr: SocketAddr, body: &str) -> (u16, String) {
     (status, body)
 }
 
+/// A running player; dropping it stops the server and its runtime.
 struct Player {
     addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    runtime: tokio::runtime::Runtime,
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl Drop for Player {
@@ -44,7 +45,6 @@ impl Drop for Player {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let _ = &self.runtime;
     }
 }
 
@@ -65,7 +65,7 @@ fn start_player(config: PlayerConfig) -> Player {
     Player {
         addr,
         stop: Some(tx),
-        runtime,
+        _runtime: runtime,
     }
 }
 

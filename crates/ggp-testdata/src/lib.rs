@@ -59,3 +59,56 @@ pub fn corpus_files(shared: &Path) -> Vec<PathBuf> {
 pub fn relative<'a>(shared: &Path, path: &'a Path) -> std::borrow::Cow<'a, str> {
     path.strip_prefix(shared).unwrap_or(path).to_string_lossy()
 }
+
+/// Whether `UPDATE_EXPECT` asks the tests to record what they found instead of comparing.
+pub fn updating() -> bool {
+    std::env::var_os("UPDATE_EXPECT").is_some()
+}
+
+/// Compares `found` with the file recorded at `path`, or records it when [`updating`].
+/// Returns what differs: `None` when they are the same (or after recording).
+pub fn differs_from_recorded(path: &Path, found: &str) -> Option<String> {
+    if updating() {
+        std::fs::write(path, found)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        return None;
+    }
+    let recorded = std::fs::read_to_string(path).unwrap_or_default();
+    (recorded != found).then(|| format!("--- recorded\n{recorded}\n--- found\n{found}"))
+}
+
+/// Asserts that `found` is what `path` records (`UPDATE_EXPECT=1` records it instead).
+pub fn assert_recorded(path: &Path, found: &str) {
+    if let Some(difference) = differs_from_recorded(path, found) {
+        panic!(
+            "{} changed (UPDATE_EXPECT=1 to accept):\n{difference}",
+            path.display()
+        );
+    }
+}
+
+/// `f` applied to every item, on up to four threads (items are taken in order as threads free
+/// up); the results in the items' order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<R>>> =
+        items.iter().map(|_| Default::default()).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(k) else { break };
+                    *results[k].lock().unwrap() = Some(f(item));
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.into_inner().unwrap().expect("every item was done"))
+        .collect()
+}

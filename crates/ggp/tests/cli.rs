@@ -20,6 +20,18 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `ggp replay` of the shipped tic-tac-toe with a moves file.
+fn replay_moves(moves: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "replay",
+        "games/tictactoe.kif",
+        "--moves",
+        moves.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    ggp(&args)
+}
+
 /// A file under the target directory for one test.
 fn temp_file(name: &str, contents: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
@@ -116,24 +128,10 @@ fn replaying_a_moves_file_reproduces_the_random_game() {
         })
         .collect();
     let file = temp_file("three.moves", &moves);
-    let out = ggp(&[
-        "replay",
-        "games/tictactoe.kif",
-        "--moves",
-        file.to_str().unwrap(),
-    ]);
+    let out = replay_moves(&file, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), random);
-    let pretty = text(
-        &ggp(&[
-            "replay",
-            "games/tictactoe.kif",
-            "--moves",
-            file.to_str().unwrap(),
-            "--pretty",
-        ])
-        .stdout,
-    );
+    let pretty = text(&replay_moves(&file, &["--pretty"]).stdout);
     assert!(pretty.starts_with("state 0\n  (mover x)\n"), "{pretty}");
     assert!(pretty.contains("  legal o: wait\n"), "{pretty}");
 }
@@ -141,12 +139,7 @@ fn replaying_a_moves_file_reproduces_the_random_game() {
 #[test]
 fn an_illegal_move_names_the_step_the_role_and_the_legal_moves() {
     let file = temp_file("illegal.moves", "((play 1 1) wait)\n((play 1 1) wait)\n");
-    let out = ggp(&[
-        "replay",
-        "games/tictactoe.kif",
-        "--moves",
-        file.to_str().unwrap(),
-    ]);
+    let out = replay_moves(&file, &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
@@ -161,12 +154,7 @@ fn an_illegal_move_names_the_step_the_role_and_the_legal_moves() {
 #[test]
 fn a_malformed_moves_file_names_the_line() {
     let file = temp_file("malformed.moves", "((play 1 1) wait)\n((play 1 wait)\n");
-    let out = ggp(&[
-        "replay",
-        "games/tictactoe.kif",
-        "--moves",
-        file.to_str().unwrap(),
-    ]);
+    let out = replay_moves(&file, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("malformed.moves: line 2:"),
@@ -174,12 +162,7 @@ fn a_malformed_moves_file_names_the_line() {
         text(&out.stderr)
     );
     let file = temp_file("short.moves", "((play 1 1))\n");
-    let out = ggp(&[
-        "replay",
-        "games/tictactoe.kif",
-        "--moves",
-        file.to_str().unwrap(),
-    ]);
+    let out = replay_moves(&file, &[]);
     assert!(
         text(&out.stderr).contains("line 1: 1 move for 2 roles"),
         "{}",

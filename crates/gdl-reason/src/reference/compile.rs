@@ -6,7 +6,7 @@
 use gdl_check::program::{Literal, Program, Rule, Term};
 use gdl_check::{Graph, RelId, Reserved, Symbol};
 
-use super::eval::Facts;
+use super::eval::{Facts, MOVES, STATE, STATIC};
 use crate::machine::{ReasonError, Result};
 use crate::terms::{TermId, TermStore};
 
@@ -95,27 +95,15 @@ pub(crate) struct Pattern {
     pub vars: usize,
 }
 
-/// When a relation is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// Depends on neither the state nor the moves: computed once.
-    Static,
-    /// Computed for each state, without moves (`does` is empty).
-    State,
-    /// Depends on the moves: computed for each joint move (for `next`).
-    Move,
-}
-
 pub(crate) struct Compiled {
-    pub symbols: gdl_check::Symbols,
     pub rules: Vec<CRule>,
     /// Ground facts of each relation (as tuples).
     pub facts: Vec<Facts>,
     pub patterns: Vec<Vec<Pattern>>,
-    /// Phase of each relation when computing a state.
-    pub state_phase: Vec<Phase>,
-    /// Whether a relation depends on the moves.
-    pub move_dependent: Vec<bool>,
+    /// The layer of each relation's tables, which says how long they are kept:
+    /// [`STATIC`] (depends on neither `true` nor `does`), [`STATE`] (on `true` only), [`MOVES`]
+    /// (on `does`: `legal`, `goal` and `terminal` ask with no moves, `next` with the joint move).
+    pub layer: Vec<u8>,
     /// Rules by head relation.
     pub rules_of: Vec<Vec<usize>>,
     /// Name and arity of each relation.
@@ -283,25 +271,6 @@ fn order(body: &mut Vec<CLit>, patterned: &[bool]) {
     body.extend(filters);
 }
 
-/// Every relation reachable from `sources` along the graph's edges (the sources included).
-fn reachable(graph: &Graph, sources: &[RelId]) -> Vec<bool> {
-    let mut seen = vec![false; graph.outgoing.len()];
-    let mut stack: Vec<RelId> = sources.to_vec();
-    for &s in sources {
-        seen[s as usize] = true;
-    }
-    while let Some(r) = stack.pop() {
-        for &k in &graph.outgoing[r as usize] {
-            let to = graph.edges[k as usize].to;
-            if !seen[to as usize] {
-                seen[to as usize] = true;
-                stack.push(to);
-            }
-        }
-    }
-    seen
-}
-
 pub(crate) fn compile(program: &Program, graph: &Graph, store: &mut TermStore) -> Result<Compiled> {
     let n = program.relations.len();
     let mut compiler = Compiler { program, store };
@@ -338,27 +307,13 @@ pub(crate) fn compile(program: &Program, graph: &Graph, store: &mut TermStore) -
     }
 
     let input = |r: Reserved| program.reserved(r).into_iter().collect::<Vec<_>>();
-    let on_true = reachable(graph, &input(Reserved::True));
-    let on_does = reachable(graph, &input(Reserved::Does));
-    // Relations that legal, goal and terminal need, even if they also use `does` (then they
-    // are computed for the state with no moves, and again with the moves).
-    let mut needed = vec![false; n];
-    for r in [Reserved::Legal, Reserved::Goal, Reserved::Terminal] {
-        if let Some(rel) = program.reserved(r) {
-            for (k, dep) in graph.dependencies(rel).into_iter().enumerate() {
-                needed[k] |= dep;
-            }
-        }
-    }
-    let state_phase = (0..n)
-        .map(|r| {
-            if !on_true[r] && !on_does[r] {
-                Phase::Static
-            } else if !on_does[r] || needed[r] {
-                Phase::State
-            } else {
-                Phase::Move
-            }
+    let on_true = graph.dependents(&input(Reserved::True));
+    let on_does = graph.dependents(&input(Reserved::Does));
+    let layer = (0..n)
+        .map(|r| match (on_true[r], on_does[r]) {
+            (_, true) => MOVES,
+            (true, false) => STATE,
+            (false, false) => STATIC,
         })
         .collect();
 
@@ -387,12 +342,10 @@ pub(crate) fn compile(program: &Program, graph: &Graph, store: &mut TermStore) -
         .map(|f| Facts::new(f, compiler.store))
         .collect();
     Ok(Compiled {
-        symbols: program.symbols.clone(),
         rules,
         facts,
         patterns,
-        state_phase,
-        move_dependent: on_does,
+        layer,
         rules_of,
         names: program.relations.iter().map(|r| r.name).collect(),
         arity: program.relations.iter().map(|r| r.arity as usize).collect(),

@@ -19,7 +19,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gdl_check::{RelId, Symbol};
+use gdl_check::{RelId, Symbol, Symbols};
+use std::collections::hash_map::Entry;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
@@ -182,15 +184,31 @@ pub(crate) struct Inputs {
     pub does: Vec<TermId>,
 }
 
-/// Everything an evaluation reads and writes, apart from the compiled rules.
+/// What one question reads and does not change: the compiled rules and the inputs (the
+/// state's fluents, the joint move). Dereferences to the rules.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub compiled: &'a Compiled,
+    pub inputs: &'a Inputs,
+}
+
+impl std::ops::Deref for Ctx<'_> {
+    type Target = Compiled;
+
+    fn deref(&self) -> &Compiled {
+        self.compiled
+    }
+}
+
+/// Everything an evaluation reads and writes, apart from the compiled rules and the inputs.
 pub(crate) struct Evaluator {
     pub store: TermStore,
+    /// The names the store's terms are built from (the game's, and any read since).
+    pub symbols: Symbols,
     pub limits: Limits,
     deadline: Option<Instant>,
     steps: u64,
     layers: [Layer; 3],
-    /// Layer of each relation.
-    pub layer_of: Vec<u8>,
     /// The tables of a recursive component whose fixpoint is under way.
     fixpoints: Vec<Option<Vec<TableRef>>>,
     /// Answers inserted so far (to see when a fixpoint is reached).
@@ -202,7 +220,6 @@ pub(crate) struct Evaluator {
     /// During an alternating fixpoint: the component, and the atoms of its relations assumed
     /// true inside negations.
     assumed: Option<(u32, Arc<Assumed>)>,
-    pub inputs: Arc<Inputs>,
     /// The constant that marks an argument not bound in a [`Key`] (`?`, which no GDL constant
     /// can be).
     unbound: TermId,
@@ -211,25 +228,25 @@ pub(crate) struct Evaluator {
 impl Evaluator {
     pub fn new(
         store: TermStore,
-        unbound: TermId,
+        mut symbols: Symbols,
         limits: Limits,
-        layer_of: Vec<u8>,
         components: usize,
     ) -> Evaluator {
+        let mut store = store;
+        let unbound = store.constant(symbols.intern("?"));
         Evaluator {
             unbound,
             store,
+            symbols,
             limits,
             deadline: None,
             steps: 0,
             layers: Default::default(),
-            layer_of,
             fixpoints: vec![None; components],
             inserted: 0,
             pass: 0,
             partial: false,
             assumed: None,
-            inputs: Arc::new(Inputs::default()),
         }
     }
 
@@ -294,7 +311,7 @@ impl Evaluator {
     /// facts with variables alike.
     pub fn query(
         &mut self,
-        cx: &Compiled,
+        cx: &Ctx<'_>,
         rel: RelId,
         args: &[Option<TermId>],
     ) -> Result<Vec<TermId>> {
@@ -340,14 +357,14 @@ impl Evaluator {
     }
 
     /// The table answering `rel` called with `key`, computed if need be.
-    fn call(&mut self, cx: &Compiled, rel: RelId, key: Key) -> Result<TableRef> {
+    fn call(&mut self, cx: &Ctx<'_>, rel: RelId, key: Key) -> Result<TableRef> {
         let comp = cx.component[rel as usize];
         let key = if cx.self_negating[comp as usize] {
             self.open_key(cx, rel)
         } else {
             key
         };
-        let layer = self.layer_of[rel as usize];
+        let layer = cx.layer[rel as usize];
         let (r, new) = self.table_for(rel, key, layer);
         let table = self.table(r);
         if table.complete {
@@ -385,18 +402,28 @@ impl Evaluator {
     }
 
     /// The key with no argument bound.
-    fn open_key(&mut self, cx: &Compiled, rel: RelId) -> Key {
+    fn open_key(&mut self, cx: &Ctx<'_>, rel: RelId) -> Key {
         let args: Args = (0..cx.arity[rel as usize]).map(|_| self.unbound).collect();
         tuple(&mut self.store, cx.names[rel as usize], &args)
     }
 
     fn table_for(&mut self, rel: RelId, key: Key, layer: u8) -> (TableRef, bool) {
         let l = &mut self.layers[layer as usize];
-        if let Some(&index) = l.map.get(&(rel, key)) {
-            return (TableRef { layer, index }, false);
-        }
         let index = l.tables.len() as u32;
-        l.map.insert((rel, key), index);
+        match l.map.entry((rel, key)) {
+            Entry::Occupied(found) => {
+                return (
+                    TableRef {
+                        layer,
+                        index: *found.get(),
+                    },
+                    false,
+                );
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(index);
+            }
+        }
         l.tables.push(Table {
             rel,
             key,
@@ -415,7 +442,7 @@ impl Evaluator {
     /// A pass evaluates each table once (a table created during the pass was evaluated when it
     /// was created). When no evaluation read a table that was still incomplete, every answer is
     /// final after one pass; otherwise passes repeat until one adds nothing.
-    fn fixpoint(&mut self, cx: &Compiled, comp: u32, tables: Vec<TableRef>) -> Result<()> {
+    fn fixpoint(&mut self, cx: &Ctx<'_>, comp: u32, tables: Vec<TableRef>) -> Result<()> {
         self.fixpoints[comp as usize] = Some(tables);
         let outer = self.partial;
         loop {
@@ -450,13 +477,13 @@ impl Evaluator {
     /// The alternating fixpoint of a component whose relations depend on their own negation:
     /// under-estimates and over-estimates of the true atoms, each computed assuming the other
     /// for the negations, until they meet.
-    fn alternating_fixpoint(&mut self, cx: &Compiled, comp: u32) -> Result<()> {
+    fn alternating_fixpoint(&mut self, cx: &Ctx<'_>, comp: u32) -> Result<()> {
         let members = &cx.members[comp as usize];
         let tables: Vec<TableRef> = members
             .iter()
             .map(|&rel| {
                 let key = self.open_key(cx, rel);
-                self.table_for(rel, key, self.layer_of[rel as usize]).0
+                self.table_for(rel, key, cx.layer[rel as usize]).0
             })
             .collect();
         let saved = self.assumed.take();
@@ -487,7 +514,7 @@ impl Evaluator {
                 break match undefined {
                     Some(atom) => Err(ReasonError::Evaluation(format!(
                         "`{}` depends on its own negation in this state, so it has no truth value",
-                        self.store.text(&cx.symbols, atom)
+                        self.store.text(&self.symbols, atom)
                     ))),
                     None => Ok(()),
                 };
@@ -505,7 +532,7 @@ impl Evaluator {
     /// from `assumed`; returns the answers of each relation, sorted.
     fn least_fixpoint_assuming(
         &mut self,
-        cx: &Compiled,
+        cx: &Ctx<'_>,
         comp: u32,
         tables: &[TableRef],
         assumed: Arc<Assumed>,
@@ -532,7 +559,7 @@ impl Evaluator {
     }
 
     /// Evaluates the rules of a table's relation for its key, adding the answers found.
-    fn evaluate(&mut self, cx: &Compiled, r: TableRef) -> Result<()> {
+    fn evaluate(&mut self, cx: &Ctx<'_>, r: TableRef) -> Result<()> {
         stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
             let (rel, key) = {
                 let table = self.table_mut(r);
@@ -553,7 +580,7 @@ impl Evaluator {
 
     fn evaluate_rules(
         &mut self,
-        cx: &Compiled,
+        cx: &Ctx<'_>,
         r: TableRef,
         rel: RelId,
         key: &[TermId],
@@ -611,7 +638,7 @@ impl Evaluator {
     #[allow(clippy::too_many_arguments)]
     fn solve(
         &mut self,
-        cx: &Compiled,
+        cx: &Ctx<'_>,
         body: &[CLit],
         k: usize,
         negated: bool,
@@ -668,7 +695,7 @@ impl Evaluator {
     /// Every way a positive atom matches a tuple of its relation (or a fact with variables).
     fn positive(
         &mut self,
-        cx: &Compiled,
+        cx: &Ctx<'_>,
         atom: &CAtom,
         negated: bool,
         bind: &mut Bindings,
@@ -684,7 +711,7 @@ impl Evaluator {
             _ => None,
         };
         if Some(rel) == cx.true_rel {
-            let inputs = self.inputs.clone();
+            let inputs = cx.inputs;
             if let Some(arg) = atom.args.first()
                 && let Some(fluent) = find(arg, bind, &self.store)
             {
@@ -713,14 +740,13 @@ impl Evaluator {
                     }
                 }
                 Some(CTerm::Ground(_)) => unreachable!("a ground fluent is looked up above"),
-                Some(CTerm::Var(_)) => return self.each_of_all(atom, &inputs, bind, trail, next),
+                Some(CTerm::Var(_)) => return self.each_of_all(atom, inputs, bind, trail, next),
                 None => &[],
             };
             return self.each(atom, list, bind, trail, next);
         }
         if Some(rel) == cx.does_rel {
-            let inputs = self.inputs.clone();
-            return self.each(atom, &inputs.does, bind, trail, next);
+            return self.each(atom, &cx.inputs.does, bind, trail, next);
         }
         if let Some(lists) = assumed {
             let list = lists.get(&rel).map_or(&[][..], Vec::as_slice);
@@ -820,7 +846,7 @@ impl Evaluator {
     /// The facts with variables of the atom's relation.
     fn patterns(
         &mut self,
-        cx: &Compiled,
+        cx: &Ctx<'_>,
         atom: &CAtom,
         bind: &mut Bindings,
         trail: &mut Vec<u32>,

@@ -21,9 +21,9 @@ use gdl_check::{Checked, RelId, Reserved, Symbols};
 use gdl_syntax::Diagnostic;
 use rustc_hash::FxHashMap;
 
-use self::compile::{Compiled, Phase, compile, tuple};
+use self::compile::{Compiled, compile, tuple};
 pub use self::eval::Limits;
-use self::eval::{Evaluator, Inputs, MOVES, STATE, STATIC};
+use self::eval::{Ctx, Evaluator, Inputs, MOVES, STATE};
 use crate::machine::{ReasonError, Result, RoleIndex, StateMachine};
 use crate::terms::{TermId, TermStore};
 
@@ -38,9 +38,10 @@ impl ReferenceState {
 }
 
 pub struct ReferenceMachine {
-    symbols: Symbols,
-    compiled: Arc<Compiled>,
+    compiled: Compiled,
     eval: Evaluator,
+    /// The fluents of the current state and the joint move, as `true` and `does` tuples.
+    inputs: Inputs,
     roles: Vec<TermId>,
     reserved: [Option<RelId>; 11],
     /// The state the evaluator's inputs and state tables are for.
@@ -89,24 +90,16 @@ impl ReferenceMachine {
         for r in Reserved::ALL {
             reserved[reserved_index(r)] = program.reserved(r);
         }
-        let layer_of: Vec<u8> = (0..program.relations.len())
-            .map(|r| {
-                if compiled.move_dependent[r] {
-                    MOVES
-                } else if compiled.state_phase[r] == Phase::Static {
-                    STATIC
-                } else {
-                    STATE
-                }
-            })
-            .collect();
-        let mut symbols = program.symbols.clone();
-        let unbound = store.constant(symbols.intern("?"));
-        let eval = Evaluator::new(store, unbound, limits, layer_of, compiled.members.len());
+        let eval = Evaluator::new(
+            store,
+            program.symbols.clone(),
+            limits,
+            compiled.members.len(),
+        );
         let mut machine = ReferenceMachine {
-            symbols,
-            compiled: Arc::new(compiled),
+            compiled,
             eval,
+            inputs: Inputs::default(),
             roles: Vec::new(),
             reserved,
             current: None,
@@ -122,11 +115,7 @@ impl ReferenceMachine {
                     && term.is_ground()
                 {
                     let text = program.term_text(rule, term);
-                    let id = machine
-                        .eval
-                        .store
-                        .parse(&mut machine.symbols, &text)
-                        .map_err(ReasonError::Invalid)?;
+                    let id = machine.intern(&text).map_err(ReasonError::Invalid)?;
                     if !machine.roles.contains(&id) {
                         machine.roles.push(id);
                     }
@@ -182,7 +171,7 @@ impl ReferenceMachine {
             inputs.fluents = fluents;
             inputs.state = state.fluents().iter().copied().collect();
         }
-        self.eval.inputs = Arc::new(inputs);
+        self.inputs = inputs;
         self.current = Some(state.clone());
     }
 
@@ -196,8 +185,30 @@ impl ReferenceMachine {
                 does.push(tuple(&mut self.eval.store, name, &[role, m]));
             }
         }
-        let inputs = Arc::make_mut(&mut self.eval.inputs);
-        inputs.does = does;
+        self.inputs.does = does;
+    }
+
+    /// Every tuple of `rel` matching `args` (`None`: any value), in id order.
+    fn query(&mut self, rel: RelId, args: &[Option<TermId>]) -> Result<Vec<TermId>> {
+        let cx = Ctx {
+            compiled: &self.compiled,
+            inputs: &self.inputs,
+        };
+        self.eval.query(&cx, rel, args)
+    }
+
+    /// Argument `i` of every tuple of `rel` matching `args`, in the tuples' order.
+    fn arguments(&mut self, rel: RelId, args: &[Option<TermId>], i: usize) -> Result<Vec<TermId>> {
+        let tuples = self.query(rel, args)?;
+        Ok(tuples.iter().map(|&t| self.eval.store.args(t)[i]).collect())
+    }
+
+    /// The state made of the first arguments of `rel`'s tuples (`init`, `next`).
+    fn state_of(&mut self, rel: RelId) -> Result<ReferenceState> {
+        let mut fluents = self.arguments(rel, &[None], 0)?;
+        fluents.sort_unstable();
+        fluents.dedup();
+        Ok(ReferenceState(fluents.into()))
     }
 
     /// The second arguments of the `relation` tuples whose first argument is the role.
@@ -210,9 +221,7 @@ impl ReferenceMachine {
         let Some(rel) = self.rel(r) else {
             return Ok(Vec::new());
         };
-        let compiled = self.compiled.clone();
-        let tuples = self.eval.query(&compiled, rel, &[Some(role_term), None])?;
-        Ok(tuples.iter().map(|&t| self.eval.store.args(t)[1]).collect())
+        self.arguments(rel, &[Some(role_term), None], 1)
     }
 }
 
@@ -228,26 +237,19 @@ impl StateMachine for ReferenceMachine {
     }
 
     fn symbols(&self) -> &Symbols {
-        &self.symbols
+        &self.eval.symbols
     }
 
     fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
-        self.eval.store.parse(&mut self.symbols, text)
+        let eval = &mut self.eval;
+        eval.store.parse(&mut eval.symbols, text)
     }
 
     fn initial_state(&mut self) -> Result<ReferenceState> {
         let Some(init) = self.rel(Reserved::Init) else {
             return Ok(ReferenceState(Arc::new([])));
         };
-        self.ask(|m| {
-            let compiled = m.compiled.clone();
-            let tuples = m.eval.query(&compiled, init, &[None])?;
-            let mut fluents: Vec<TermId> =
-                tuples.iter().map(|&t| m.eval.store.args(t)[0]).collect();
-            fluents.sort_unstable();
-            fluents.dedup();
-            Ok(ReferenceState(fluents.into()))
-        })
+        self.ask(|m| m.state_of(init))
     }
 
     fn fluents(&self, state: &ReferenceState) -> Vec<TermId> {
@@ -272,15 +274,7 @@ impl StateMachine for ReferenceMachine {
             return Ok(ReferenceState(Arc::new([])));
         };
         self.set_moves(Some(joint));
-        let result = self.ask(|m| {
-            let compiled = m.compiled.clone();
-            let tuples = m.eval.query(&compiled, next, &[None])?;
-            let mut fluents: Vec<TermId> =
-                tuples.iter().map(|&t| m.eval.store.args(t)[0]).collect();
-            fluents.sort_unstable();
-            fluents.dedup();
-            Ok(ReferenceState(fluents.into()))
-        });
+        let result = self.ask(|m| m.state_of(next));
         self.set_moves(None);
         result
     }
@@ -290,10 +284,7 @@ impl StateMachine for ReferenceMachine {
         let Some(terminal) = self.rel(Reserved::Terminal) else {
             return Ok(false);
         };
-        self.ask(|m| {
-            let compiled = m.compiled.clone();
-            Ok(!m.eval.query(&compiled, terminal, &[])?.is_empty())
-        })
+        self.ask(|m| Ok(!m.query(terminal, &[])?.is_empty()))
     }
 
     fn goal_values(&mut self, state: &ReferenceState, role: RoleIndex) -> Result<Vec<TermId>> {
@@ -305,15 +296,7 @@ impl StateMachine for ReferenceMachine {
         let Some(base) = self.rel(Reserved::Base) else {
             return Ok(None);
         };
-        self.ask(|m| {
-            let compiled = m.compiled.clone();
-            let tuples = m.eval.query(&compiled, base, &[None])?;
-            let mut fluents: Vec<TermId> =
-                tuples.iter().map(|&t| m.eval.store.args(t)[0]).collect();
-            fluents.sort_unstable();
-            fluents.dedup();
-            Ok(Some(fluents))
-        })
+        self.ask(|m| Ok(Some(m.state_of(base)?.fluents().to_vec())))
     }
 
     fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>> {

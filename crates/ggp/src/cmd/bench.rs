@@ -6,11 +6,10 @@ use std::time::{Duration, Instant};
 
 use gdl_reason::reference::Limits;
 use gdl_reason::{ReferenceMachine, StateMachine};
-use gdl_syntax::SourceFile;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use crate::cmd::Engine;
+use crate::cmd::{Engine, build_machine, positive_seconds};
 use crate::report::{Format, Reporter};
 use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
 
@@ -19,7 +18,7 @@ pub struct Args {
     /// The game description (prefix KIF).
     game: PathBuf,
     /// How long to run the playouts (after building the reasoner).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds)]
     seconds: f64,
     /// The reasoner.
     #[arg(long, value_enum, default_value = "reference")]
@@ -31,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Give up on a playout whose questions take longer than this many seconds each.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     state_timeout: f64,
     /// A playout that reaches this many moves without a terminal state is cut (and not counted).
     #[arg(long, default_value_t = 10_000)]
@@ -43,31 +42,17 @@ struct Tally {
     rollouts: u64,
     state_changes: u64,
     elapsed: Duration,
-    build: Duration,
 }
 
 /// Playouts until `deadline`, on one reasoner.
 fn run_playouts(
-    text: &str,
-    limits: Limits,
+    mut machine: ReferenceMachine,
     seconds: f64,
     seed: u64,
     max_moves: usize,
 ) -> Result<Tally, String> {
-    let started = Instant::now();
-    let checked = gdl_check::check(text);
-    let mut machine = ReferenceMachine::with_limits(&checked, limits).map_err(|d| {
-        d.iter()
-            .map(|d| format!("{} {}", d.code, d.message))
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
-    drop(checked);
     let initial = machine.initial_state().map_err(|e| e.to_string())?;
-    let mut tally = Tally {
-        build: started.elapsed(),
-        ..Tally::default()
-    };
+    let mut tally = Tally::default();
     let mut rng = SmallRng::seed_from_u64(seed);
     let roles = machine.roles().len();
     let begin = Instant::now();
@@ -121,15 +106,6 @@ pub fn run(args: Args) -> u8 {
         reporter.message(&format!("ggp bench: {message}"));
         status
     };
-    if !(args.seconds > 0.0 && args.seconds.is_finite()) {
-        return fail("--seconds must be a positive number".into(), USAGE_OR_IO);
-    }
-    if !(args.state_timeout > 0.0 && args.state_timeout.is_finite()) {
-        return fail(
-            "--state-timeout must be a positive number of seconds".into(),
-            USAGE_OR_IO,
-        );
-    }
     if args.threads == 0 {
         return fail("--threads must be at least 1".into(), USAGE_OR_IO);
     }
@@ -137,33 +113,34 @@ pub fn run(args: Args) -> u8 {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
     };
-    let checked = gdl_check::check(&input.text);
-    let blocking: Vec<_> = checked.blocking_errors().cloned().collect();
-    drop(checked);
-    if !blocking.is_empty() {
-        let name = input.name.clone();
-        reporter.emit(&SourceFile::new(input.name, input.text), &blocking);
-        return fail(
-            format!(
-                "{name}: the description has errors that leave it without an agreed meaning (see `ggp check`)"
-            ),
-            INPUT_ERRORS,
-        );
-    }
     let Engine::Reference = args.engine;
     let limits = Limits {
         time: Some(Duration::from_secs_f64(args.state_timeout)),
         ..Limits::default()
     };
+    // The first thread's reasoner is built here, so that errors are reported once; the others
+    // build their own (a reasoner serves one thread).
+    let started = Instant::now();
+    let mut first = match build_machine("bench", &reporter, &input, limits) {
+        Ok(machine) => Some(machine),
+        Err(status) => return status,
+    };
+    let build = started.elapsed();
     let results: Vec<Result<Tally, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..args.threads)
             .map(|k| {
                 let text = &input.text;
                 let seed = args.seed.wrapping_add(k as u64);
+                let machine = first.take();
                 std::thread::Builder::new()
                     .name(format!("bench-{k}"))
                     .spawn_scoped(scope, move || {
-                        run_playouts(text, limits, args.seconds, seed, args.max_moves)
+                        let machine = match machine {
+                            Some(machine) => machine,
+                            None => ReferenceMachine::with_limits(&gdl_check::check(text), limits)
+                                .map_err(|_| "the reasoner cannot be built".to_string())?,
+                        };
+                        run_playouts(machine, args.seconds, seed, args.max_moves)
                     })
                     .expect("spawn a thread")
             })
@@ -183,7 +160,6 @@ pub fn run(args: Args) -> u8 {
                 total.rollouts += t.rollouts;
                 total.state_changes += t.state_changes;
                 total.elapsed = total.elapsed.max(t.elapsed);
-                total.build = total.build.max(t.build);
             }
             Err(e) => return fail(format!("{}: {e}", input.name), INPUT_ERRORS),
         }
@@ -212,10 +188,7 @@ pub fn run(args: Args) -> u8 {
             total.state_changes as f64 / total.rollouts as f64
         );
     }
-    println!(
-        "build time:    {:.1} ms",
-        total.build.as_secs_f64() * 1000.0
-    );
+    println!("build time:    {:.1} ms", build.as_secs_f64() * 1000.0);
     if let Some(mib) = peak_memory_mib() {
         println!("peak memory:   {mib:.1} MiB");
     }

@@ -5,14 +5,12 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gdl_reason::ReferenceMachine;
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{self, Moves, ReplayError, Step};
-use gdl_syntax::SourceFile;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::cmd::Engine;
+use crate::cmd::{Engine, build_machine, positive_seconds};
 use crate::report::{Format, Reporter};
 use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
 
@@ -37,7 +35,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "reference")]
     engine: Engine,
     /// Give up on a state whose rules take longer than this many seconds to evaluate.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     state_timeout: f64,
     /// Give up on a state that derives more facts than this.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_facts)]
@@ -56,12 +54,6 @@ pub fn run(args: Args) -> u8 {
         reporter.message(&format!("ggp replay: {message}"));
         status
     };
-    if !(args.state_timeout > 0.0 && args.state_timeout.is_finite()) {
-        return fail(
-            "--state-timeout must be a positive number of seconds".into(),
-            USAGE_OR_IO,
-        );
-    }
     let input = match input::read(&args.game) {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
@@ -72,21 +64,9 @@ pub fn run(args: Args) -> u8 {
         time: Some(Duration::from_secs_f64(args.state_timeout)),
         ..Limits::default()
     };
-    let checked = gdl_check::check(&input.text);
-    let built = ReferenceMachine::with_limits(&checked, limits);
-    drop(checked);
-    let mut machine = match built {
+    let mut machine = match build_machine("replay", &reporter, &input, limits) {
         Ok(machine) => machine,
-        Err(diagnostics) => {
-            let name = input.name.clone();
-            reporter.emit(&SourceFile::new(input.name, input.text), &diagnostics);
-            return fail(
-                format!(
-                    "{name}: the description has errors that leave it without an agreed meaning (see `ggp check`)"
-                ),
-                INPUT_ERRORS,
-            );
-        }
+        Err(status) => return status,
     };
     let joints = match &args.moves {
         Some(path) => {
