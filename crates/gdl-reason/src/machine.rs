@@ -47,6 +47,16 @@ pub type Result<T> = std::result::Result<T, ReasonError>;
 /// Index of a role in [`StateMachine::roles`].
 pub type RoleIndex = usize;
 
+/// How a random playout ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Playout {
+    /// Joint moves played.
+    pub steps: usize,
+    /// Every role's goal in the terminal state reached, or `None` when the playout was cut
+    /// at its step limit.
+    pub goals: Option<smallvec::SmallVec<[u8; 4]>>,
+}
+
 /// A game as a state machine.
 ///
 /// Terms (roles, moves, fluents, goal values) are [`TermId`]s of the machine's
@@ -169,6 +179,28 @@ pub trait StateMachine {
             joint.push(m);
         }
         Ok(joint)
+    }
+
+    /// Plays uniformly random joint moves from `state` until a terminal state (at most
+    /// `max_steps` of them) and reads every role's goal there. Engines override it with a loop
+    /// that allocates nothing.
+    fn random_playout(
+        &mut self,
+        state: &Self::State,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Playout> {
+        let (end, steps) = self.playout(state, max_steps, rng)?;
+        if !self.is_terminal(&end)? {
+            return Ok(Playout { steps, goals: None });
+        }
+        let goals = (0..self.roles().len())
+            .map(|r| self.goal(&end, r))
+            .collect::<Result<_>>()?;
+        Ok(Playout {
+            steps,
+            goals: Some(goals),
+        })
     }
 
     /// Plays random joint moves from `state` until a terminal state, at most `max_steps` of

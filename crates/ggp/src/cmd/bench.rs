@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gdl_reason::reference::Limits;
-use gdl_reason::{ReferenceMachine, StateMachine};
+use gdl_reason::{Machine, StateMachine};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10.0, value_parser = positive_seconds)]
     seconds: f64,
     /// The reasoner.
-    #[arg(long, value_enum, default_value = "reference")]
+    #[arg(long, value_enum, default_value = "fast")]
     engine: Engine,
     /// Independent playouts on this many threads, each with its own reasoner.
     #[arg(long, default_value_t = 1)]
@@ -44,9 +44,9 @@ struct Tally {
     elapsed: Duration,
 }
 
-/// Playouts until `deadline`, on one reasoner.
+/// Playouts for `seconds`, on one reasoner.
 fn run_playouts(
-    mut machine: ReferenceMachine,
+    mut machine: Machine,
     seconds: f64,
     seed: u64,
     max_moves: usize,
@@ -54,34 +54,15 @@ fn run_playouts(
     let initial = machine.initial_state().map_err(|e| e.to_string())?;
     let mut tally = Tally::default();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let roles = machine.roles().len();
     let begin = Instant::now();
     let deadline = begin + Duration::from_secs_f64(seconds);
     while Instant::now() < deadline {
-        let mut state = initial.clone();
-        let mut moves = 0;
-        let finished = loop {
-            if machine.is_terminal(&state).map_err(|e| e.to_string())? {
-                break true;
-            }
-            if moves == max_moves {
-                break false;
-            }
-            let joint = machine
-                .random_joint_move(&state, &mut rng)
-                .map_err(|e| format!("after {moves} moves of a playout: {e}"))?;
-            state = machine
-                .next_state(&state, &joint)
-                .map_err(|e| e.to_string())?;
-            moves += 1;
-            tally.state_changes += 1;
-        };
-        if finished {
-            for role in 0..roles {
-                machine
-                    .goal_values(&state, role)
-                    .map_err(|e| e.to_string())?;
-            }
+        let playout = machine
+            .random_playout(&initial, max_moves, &mut rng)
+            .map_err(|e| format!("in playout {}: {e}", tally.rollouts + 1))?;
+        tally.state_changes += playout.steps as u64;
+        // A playout cut at `max_moves` is not counted.
+        if playout.goals.is_some() {
             tally.rollouts += 1;
         }
     }
@@ -113,7 +94,6 @@ pub fn run(args: Args) -> u8 {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
     };
-    let Engine::Reference = args.engine;
     let limits = Limits {
         time: Some(Duration::from_secs_f64(args.state_timeout)),
         ..Limits::default()
@@ -121,11 +101,26 @@ pub fn run(args: Args) -> u8 {
     // The first thread's reasoner is built here, so that errors are reported once; the others
     // build their own (a reasoner serves one thread).
     let started = Instant::now();
-    let mut first = match build_machine("bench", &reporter, &input, limits) {
+    let mut first = match build_machine("bench", &reporter, &input, args.engine, limits) {
         Ok(machine) => Some(machine),
         Err(status) => return status,
     };
     let build = started.elapsed();
+    let engine = match first.as_ref() {
+        Some(Machine::Fast(_)) => Engine::Fast,
+        _ => Engine::Reference,
+    };
+    let network = match first.as_ref() {
+        Some(Machine::Fast(m)) => {
+            let s = m.stats();
+            Some(format!(
+                "{} nodes, {} edges; {} fluents, {} moves; {} ground rules",
+                s.nodes, s.edges, s.fluents, s.moves, s.ground_rules
+            ))
+        }
+        _ => None,
+    };
+    let engine_name = first.as_ref().map_or("reference", Machine::engine_name);
     let results: Vec<Result<Tally, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..args.threads)
             .map(|k| {
@@ -137,8 +132,11 @@ pub fn run(args: Args) -> u8 {
                     .spawn_scoped(scope, move || {
                         let machine = match machine {
                             Some(machine) => machine,
-                            None => ReferenceMachine::with_limits(&gdl_check::check(text), limits)
-                                .map_err(|_| "the reasoner cannot be built".to_string())?,
+                            None => {
+                                Machine::build(&gdl_check::check(text), engine.choice(), limits)
+                                    .map_err(|_| "the reasoner cannot be built".to_string())?
+                                    .machine
+                            }
                         };
                         run_playouts(machine, args.seconds, seed, args.max_moves)
                     })
@@ -167,7 +165,7 @@ pub fn run(args: Args) -> u8 {
     let ms = total.elapsed.as_millis();
     let secs = total.elapsed.as_secs_f64().max(1e-9);
     println!(
-        "version=ggp {} (reference engine)",
+        "version=ggp {} ({engine_name} engine)",
         env!("CARGO_PKG_VERSION")
     );
     println!("millisecondsTaken={ms}");
@@ -176,7 +174,7 @@ pub fn run(args: Args) -> u8 {
     println!();
     println!("game:          {}", input.name);
     println!(
-        "engine:        reference, {} thread{}",
+        "engine:        {engine_name}, {} thread{}",
         args.threads,
         if args.threads == 1 { "" } else { "s" }
     );
@@ -189,6 +187,9 @@ pub fn run(args: Args) -> u8 {
         );
     }
     println!("build time:    {:.1} ms", build.as_secs_f64() * 1000.0);
+    if let Some(network) = network {
+        println!("network:       {network}");
+    }
     if let Some(mib) = peak_memory_mib() {
         println!("peak memory:   {mib:.1} MiB");
     }

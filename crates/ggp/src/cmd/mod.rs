@@ -9,8 +9,20 @@ pub mod replay;
 /// The reasoners a command can run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Engine {
+    /// The compiled engine (a propositional network); the reference engine where it cannot
+    /// compile the game, with a note saying why.
+    Fast,
     /// The reference engine: tabled top-down evaluation of the rules, exact on every game.
     Reference,
+}
+
+impl Engine {
+    pub fn choice(self) -> gdl_reason::EngineChoice {
+        match self {
+            Engine::Fast => gdl_reason::EngineChoice::Fast,
+            Engine::Reference => gdl_reason::EngineChoice::Reference,
+        }
+    }
 }
 
 /// A clap value parser for a positive, finite number of seconds.
@@ -21,17 +33,30 @@ pub fn positive_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Builds the reference engine for a description, or reports why it cannot be built (the
+/// Builds the chosen engine for a description, or reports why it cannot be built (the
 /// diagnostics that leave the description without an agreed meaning, then a line naming
-/// `command`) and returns the exit status to end with.
+/// `command`) and returns the exit status to end with. When the fast engine cannot compile
+/// the game, a note on standard error says so and why, and the reference engine is used.
 pub fn build_machine(
     command: &str,
     reporter: &crate::report::Reporter,
     input: &crate::input::Input,
+    engine: Engine,
     limits: gdl_reason::reference::Limits,
-) -> Result<gdl_reason::ReferenceMachine, u8> {
+) -> Result<gdl_reason::Machine, u8> {
     let checked = gdl_check::check(&input.text);
-    gdl_reason::ReferenceMachine::with_limits(&checked, limits).map_err(|diagnostics| {
+    let built = gdl_reason::Machine::build(&checked, engine.choice(), limits);
+    if let Ok(gdl_reason::Built {
+        fallback: Some(reason),
+        ..
+    }) = &built
+    {
+        reporter.message(&format!(
+            "ggp {command}: note: {}: the fast engine cannot compile this game ({reason}); using the reference engine",
+            input.name
+        ));
+    }
+    built.map(|b| b.machine).map_err(|diagnostics| {
         let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
         reporter.emit(&file, &diagnostics);
         reporter.message(&format!(

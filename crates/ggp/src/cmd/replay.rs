@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     pretty: bool,
     /// The reasoner.
-    #[arg(long, value_enum, default_value = "reference")]
+    #[arg(long, value_enum, default_value = "fast")]
     engine: Engine,
     /// Give up on a state whose rules take longer than this many seconds to evaluate.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
@@ -58,13 +58,12 @@ pub fn run(args: Args) -> u8 {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
     };
-    let Engine::Reference = args.engine;
     let limits = Limits {
         max_facts: args.max_facts,
         time: Some(Duration::from_secs_f64(args.state_timeout)),
         ..Limits::default()
     };
-    let mut machine = match build_machine("replay", &reporter, &input, limits) {
+    let mut machine = match build_machine("replay", &reporter, &input, args.engine, limits) {
         Ok(machine) => machine,
         Err(status) => return status,
     };

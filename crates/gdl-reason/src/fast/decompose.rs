@@ -1,0 +1,205 @@
+//! Splitting rules so that their ground instances do not multiply out variables the head does
+//! not need (bucket elimination).
+//!
+//! A variable that is not in the head is existential: `h(x) :- a(x, e), b(e), c(x)` holds when
+//! some `e` makes `a(x, e), b(e)` true, so it is `h(x) :- aux(x), c(x)` with
+//! `aux(x) :- a(x, e), b(e)`. The instances of the two rules number |a ⋈ b| + |aux ⋈ c| instead of
+//! |a ⋈ b ⋈ c|. Eliminating an existential variable gathers the literals that mention it (its
+//! bucket, closed so that every negation and `distinct` in it has its variables bound by the
+//! bucket's positive literals) into an auxiliary relation over the variables the rest of the
+//! rule still needs. Variables are eliminated greedily, the one with the smallest estimated
+//! bucket join first, while the bucket is smaller than the whole body.
+//!
+//! This is exact for any partition of the body: the auxiliary relation is the projection of
+//! the bucket's conjunction on the variables it shares with the rest and the head.
+
+use super::datalog::{Db, Relation};
+use super::normal::{FlatRule, Lit, PAtom, Pat};
+
+/// Variables of a literal, each once.
+fn vars_of(lit: &Lit) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut add = |v: u32| {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    };
+    match lit {
+        Lit::Pos(a) | Lit::Neg(a) => a.args.iter().for_each(|p| p.for_each_var(&mut add)),
+        Lit::Distinct(a, b) | Lit::Same(a, b) => {
+            a.for_each_var(&mut add);
+            b.for_each_var(&mut add);
+        }
+    }
+    out
+}
+
+/// Variables that the positive literals among `lits` bind.
+fn bound_by(lits: &[&Lit]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for lit in lits {
+        if let Lit::Pos(_) = lit {
+            for v in vars_of(lit) {
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The estimated number of bindings a conjunction has: positive literals joined smallest
+/// first, each bound position dividing by the distinct values found there.
+pub(crate) fn estimate(db: &mut Db, lits: &[&Lit]) -> f64 {
+    let mut bound: Vec<u32> = Vec::new();
+    let mut size = 1.0f64;
+    let mut left: Vec<&PAtom> = lits
+        .iter()
+        .filter_map(|l| match l {
+            Lit::Pos(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    while !left.is_empty() {
+        let mut best: Option<(f64, usize)> = None;
+        for (k, atom) in left.iter().enumerate() {
+            let rel = &mut db.rels[atom.rel as usize];
+            let mut s = rel.len() as f64;
+            for (p, arg) in atom.args.iter().enumerate() {
+                let mut all_bound = true;
+                arg.for_each_var(&mut |v| all_bound &= bound.contains(&v));
+                if all_bound {
+                    s /= rel.distinct_at(p) as f64;
+                }
+            }
+            if best.is_none_or(|(b, _)| s < b) {
+                best = Some((s, k));
+            }
+        }
+        let (s, k) = best.expect("a literal is left");
+        size *= s.max(1.0 / 64.0);
+        let atom = left.swap_remove(k);
+        atom.args.iter().for_each(|p| {
+            p.for_each_var(&mut |v| {
+                if !bound.contains(&v) {
+                    bound.push(v)
+                }
+            })
+        });
+    }
+    size
+}
+
+/// Splits `rule` into rules over auxiliary relations and the rule itself, in evaluation order.
+/// Auxiliary relations are added to `db`, and to `dynamic` (whether each relation depends on
+/// the state).
+pub(crate) fn decompose(db: &mut Db, rule: &FlatRule, dynamic: &mut Vec<bool>) -> Vec<FlatRule> {
+    let mut out = Vec::new();
+    let mut body: Vec<Lit> = rule.body.clone();
+    let mut head_vars = Vec::new();
+    rule.head.for_each_var(&mut |v| {
+        if !head_vars.contains(&v) {
+            head_vars.push(v)
+        }
+    });
+    loop {
+        if body.len() < 2 {
+            break;
+        }
+        let lit_vars: Vec<Vec<u32>> = body.iter().map(vars_of).collect();
+        let mut existential: Vec<u32> = lit_vars
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| !head_vars.contains(v))
+            .collect();
+        existential.sort_unstable();
+        existential.dedup();
+        // The best bucket: (estimate, members).
+        let mut best: Option<(f64, Vec<usize>)> = None;
+        for &v in &existential {
+            let Some(bucket) = bucket_of(v, &body, &lit_vars) else {
+                continue;
+            };
+            if bucket.len() == body.len() {
+                continue;
+            }
+            let lits: Vec<&Lit> = bucket.iter().map(|&k| &body[k]).collect();
+            let e = estimate(db, &lits);
+            if best.as_ref().is_none_or(|(b, _)| e < *b) {
+                best = Some((e, bucket));
+            }
+        }
+        let Some((_, bucket)) = best else { break };
+        // The variables the bucket shares with the rest of the rule.
+        let outside: Vec<u32> = (0..body.len())
+            .filter(|k| !bucket.contains(k))
+            .flat_map(|k| lit_vars[k].iter().copied())
+            .chain(head_vars.iter().copied())
+            .collect();
+        let mut shared: Vec<u32> = bucket
+            .iter()
+            .flat_map(|&k| lit_vars[k].iter().copied())
+            .filter(|v| outside.contains(v))
+            .collect();
+        shared.sort_unstable();
+        shared.dedup();
+        let members: Vec<Lit> = bucket.iter().map(|&k| body[k].clone()).collect();
+        let is_dynamic = members.iter().any(|l| match l {
+            Lit::Pos(a) | Lit::Neg(a) => dynamic[a.rel as usize],
+            _ => false,
+        });
+        db.rels.push(Relation::new(shared.len()));
+        dynamic.push(is_dynamic);
+        let aux = (db.rels.len() - 1) as u32;
+        let atom = PAtom {
+            rel: aux,
+            args: shared.iter().map(|&v| Pat::Var(v)).collect(),
+        };
+        out.push(FlatRule {
+            head: atom.clone(),
+            body: members,
+            vars: rule.vars,
+        });
+        let mut rest: Vec<Lit> = (0..body.len())
+            .filter(|k| !bucket.contains(k))
+            .map(|k| body[k].clone())
+            .collect();
+        rest.push(Lit::Pos(atom));
+        body = rest;
+    }
+    out.push(FlatRule {
+        head: rule.head.clone(),
+        body,
+        vars: rule.vars,
+    });
+    out
+}
+
+/// The literals that must go with eliminating `v`: those that mention it, plus, for every
+/// variable that a negation or `distinct` among them needs and no positive literal among them
+/// binds, a positive literal that binds it. `None` if that cannot be closed.
+fn bucket_of(v: u32, body: &[Lit], lit_vars: &[Vec<u32>]) -> Option<Vec<usize>> {
+    let mut bucket: Vec<usize> = (0..body.len())
+        .filter(|&k| lit_vars[k].contains(&v))
+        .collect();
+    loop {
+        let lits: Vec<&Lit> = bucket.iter().map(|&k| &body[k]).collect();
+        let bound = bound_by(&lits);
+        let missing = bucket
+            .iter()
+            .flat_map(|&k| lit_vars[k].iter().copied())
+            .find(|x| !bound.contains(x));
+        let Some(x) = missing else {
+            return Some(bucket);
+        };
+        // The smallest positive literal outside that binds `x`.
+        let add = (0..body.len())
+            .filter(|k| !bucket.contains(k))
+            .filter(|&k| matches!(body[k], Lit::Pos(_)) && lit_vars[k].contains(&x))
+            .min_by_key(|&k| lit_vars[k].len())?;
+        bucket.push(add);
+        bucket.sort_unstable();
+    }
+}

@@ -1,0 +1,501 @@
+//! Grounding: the rules instantiated over the atoms that can ever hold.
+//!
+//! 1. Relations that depend on neither `true` nor `does` (static) are computed exactly,
+//!    component by component in dependency order (negation over complete relations).
+//! 2. The others (dynamic) are over-approximated by a relaxed fixpoint: `true` holds for what
+//!    `init` or `next` can give, `does` for what `legal` can give, and negation of dynamic
+//!    relations is ignored. Every atom true in a reachable state is in the result.
+//! 3. Every rule with a dynamic head is instantiated over those atoms: each binding that
+//!    satisfies the static literals gives a ground rule whose body is the dynamic literals.
+
+use gdl_check::program::Program;
+use gdl_check::{RelId, Reserved};
+
+use super::datalog::{Budget, Db, Stop, TupleId, fixpoint};
+use super::decompose::decompose;
+use super::normal::{FlatRule, Lit, PAtom, Pat, flatten};
+use crate::terms::{TermId, TermStore};
+
+/// A ground rule: `head` holds when every body literal does.
+#[derive(Clone, Debug)]
+pub(crate) struct Instance {
+    pub head: u32,
+    /// Range in [`Ground::body`].
+    pub body: (u32, u32),
+}
+
+/// A literal of a ground body: an atom, negated or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct GLit {
+    pub atom: u32,
+    pub negated: bool,
+}
+
+/// The ground program.
+pub(crate) struct Ground {
+    pub db: Db,
+    /// Whether each relation is dynamic (depends on `true` or `does`).
+    pub dynamic: Vec<bool>,
+    /// The atoms of dynamic relation `r` are `atom_base[r]..atom_base[r] + len`.
+    pub atom_base: Vec<u32>,
+    /// The relation and tuple of each atom.
+    pub atoms: Vec<(RelId, TupleId)>,
+    pub instances: Vec<Instance>,
+    pub body: Vec<GLit>,
+}
+
+/// Why a game cannot be grounded.
+#[derive(Debug)]
+pub(crate) enum GroundError {
+    Budget(Stop),
+    /// Rules that cannot be put in flat form (too many `or` branches, facts with variables).
+    Form(String),
+    /// A static relation depends on its own negation.
+    SelfNegating(String),
+    /// Too many ground rules.
+    TooManyRules(usize),
+}
+
+impl std::fmt::Display for GroundError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GroundError::Budget(Stop::TooManyTuples(n)) => {
+                write!(f, "more than {n} atoms can hold")
+            }
+            GroundError::Budget(Stop::TooDeep(n)) => write!(
+                f,
+                "derived terms nest more than {n} levels deep (the domain looks infinite)"
+            ),
+            GroundError::Budget(Stop::OutOfTime) => write!(f, "grounding ran out of time"),
+            GroundError::Form(m) => f.write_str(m),
+            GroundError::SelfNegating(r) => write!(f, "`{r}` depends on its own negation"),
+            GroundError::TooManyRules(n) => write!(f, "more than {n} ground rules"),
+        }
+    }
+}
+
+impl From<Stop> for GroundError {
+    fn from(s: Stop) -> GroundError {
+        GroundError::Budget(s)
+    }
+}
+
+pub(crate) struct Limits {
+    pub budget: Budget,
+    pub max_rules: usize,
+    pub branch_limit: usize,
+}
+
+/// Strongly connected components of a graph given by successor lists, in topological order
+/// (a component comes after every component with an edge into it).
+pub(crate) fn components(n: usize, succ: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    // Iterative Tarjan.
+    let mut index = vec![u32::MAX; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    let mut next = 0u32;
+    let mut frames: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if index[root as usize] != u32::MAX {
+            continue;
+        }
+        frames.push((root, 0));
+        index[root as usize] = next;
+        low[root as usize] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (v, ref mut i)) = frames.last_mut() {
+            if let Some(&w) = succ[v as usize].get(*i) {
+                *i += 1;
+                if index[w as usize] == u32::MAX {
+                    index[w as usize] = next;
+                    low[w as usize] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    frames.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+            } else {
+                frames.pop();
+                if let Some(&(parent, _)) = frames.last() {
+                    low[parent as usize] = low[parent as usize].min(low[v as usize]);
+                }
+                if low[v as usize] == index[v as usize] {
+                    let mut comp = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("on the stack");
+                        on_stack[w as usize] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    // Tarjan emits a component after the components it reaches.
+    out.reverse();
+    out
+}
+
+/// Grounds a checked program.
+pub(crate) fn ground(
+    program: &Program,
+    store: TermStore,
+    limits: &Limits,
+) -> Result<Ground, GroundError> {
+    let mut store = store;
+    let rules = flatten(program, &mut store, limits.branch_limit).map_err(|e| match e {
+        super::normal::NormalError::TooManyBranches(n) => {
+            GroundError::Form(format!("a rule has more than {n} `or` branches"))
+        }
+        super::normal::NormalError::VariableInFact(f) => GroundError::Form(format!(
+            "the fact `{f}` has variables: it stands for infinitely many facts"
+        )),
+    })?;
+    let n = program.relations.len();
+    let true_rel = program.reserved(Reserved::True);
+    let does_rel = program.reserved(Reserved::Does);
+
+    // Dynamic relations: `true`, `does`, and everything depending on them.
+    let mut dynamic = vec![false; n];
+    for r in [true_rel, does_rel].into_iter().flatten() {
+        dynamic[r as usize] = true;
+    }
+    loop {
+        let mut changed = false;
+        for rule in &rules {
+            if dynamic[rule.head.rel as usize] {
+                continue;
+            }
+            let mut depends = false;
+            for lit in &rule.body {
+                if let Lit::Pos(a) | Lit::Neg(a) = lit {
+                    depends |= dynamic[a.rel as usize];
+                }
+            }
+            if depends {
+                dynamic[rule.head.rel as usize] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    // The relaxed program: the rules, plus `true` from `init` and `next`, `does` from `legal`.
+    let mut relaxed: Vec<FlatRule> = rules.clone();
+    let x = Pat::Var(0);
+    let y = Pat::Var(1);
+    let copy = |from: Option<RelId>, to: Option<RelId>, arity: usize| -> Option<FlatRule> {
+        let (from, to) = (from?, to?);
+        let args: Box<[Pat]> = [x.clone(), y.clone()][..arity].into();
+        Some(FlatRule {
+            head: PAtom {
+                rel: to,
+                args: args.clone(),
+            },
+            body: vec![Lit::Pos(PAtom { rel: from, args })],
+            vars: arity as u32,
+        })
+    };
+    relaxed.extend(copy(program.reserved(Reserved::Init), true_rel, 1));
+    relaxed.extend(copy(program.reserved(Reserved::Next), true_rel, 1));
+    relaxed.extend(copy(program.reserved(Reserved::Legal), does_rel, 2));
+
+    // Components of the relaxed program's dependency graph, in evaluation order.
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for rule in &relaxed {
+        for lit in &rule.body {
+            if let Lit::Pos(a) | Lit::Neg(a) = lit {
+                succ[a.rel as usize].push(rule.head.rel);
+            }
+        }
+    }
+    for s in &mut succ {
+        s.sort_unstable();
+        s.dedup();
+    }
+    let order = components(n, &succ);
+    let mut rules_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, rule) in relaxed.iter().enumerate() {
+        rules_of[rule.head.rel as usize].push(k);
+    }
+
+    let mut db = Db::new(store, program.relations.iter().map(|r| r.arity as usize));
+    let mut complete = vec![false; n];
+    let mut tuples = 0usize;
+    for members in &order {
+        let comp_rules: Vec<&FlatRule> = members
+            .iter()
+            .flat_map(|&m| rules_of[m as usize].iter().map(|&k| &relaxed[k]))
+            .collect();
+        let is_static = members.iter().all(|&m| !dynamic[m as usize]);
+        if is_static {
+            // Exact: negation only over complete relations.
+            for rule in &comp_rules {
+                for lit in &rule.body {
+                    if let Lit::Neg(a) = lit
+                        && !complete[a.rel as usize]
+                    {
+                        return Err(GroundError::SelfNegating(program.describe(a.rel)));
+                    }
+                }
+            }
+        }
+        let neg = |rel: u32| complete[rel as usize] && !dynamic[rel as usize];
+        fixpoint(
+            &mut db,
+            &comp_rules,
+            members,
+            &neg,
+            &limits.budget,
+            &mut tuples,
+        )?;
+        if is_static {
+            for &m in members {
+                complete[m as usize] = true;
+            }
+        }
+    }
+
+    // Split the rules with dynamic heads, then instantiate them: auxiliary relations get
+    // their tuples from their rules, which come before the rules that use them.
+    let mut split: Vec<FlatRule> = Vec::new();
+    for rule in &rules {
+        if !dynamic[rule.head.rel as usize] {
+            continue;
+        }
+        split.extend(decompose(&mut db, rule, &mut dynamic));
+    }
+    let mut instances: Vec<(u32, u32, u32, u32)> = Vec::new();
+    // Body literals as (relation, tuple, negated).
+    let mut lits: Vec<(u32, u32, bool)> = Vec::new();
+    let static_neg = |rel: u32| !dynamic[rel as usize];
+    let budget = &limits.budget;
+    for rule in &split {
+        let plan = db.plan(rule, None, &static_neg);
+        let head_rel = rule.head.rel;
+        let mut heads: Vec<(usize, Vec<TermId>)> = Vec::new();
+        let mut missing = false;
+        db.enumerate(
+            rule,
+            &plan,
+            (0, 0),
+            &static_neg,
+            budget,
+            &mut |db, env, matched| {
+                let head = match db.tuple_of(&rule.head, env) {
+                    Some(t) => t,
+                    None => {
+                        // An auxiliary head seen for the first time: added below.
+                        missing = true;
+                        u32::MAX
+                    }
+                };
+                let start = lits.len() as u32;
+                for (i, lit) in rule.body.iter().enumerate() {
+                    match lit {
+                        Lit::Pos(a) if dynamic[a.rel as usize] => {
+                            lits.push((a.rel, matched[i], false))
+                        }
+                        Lit::Neg(a) if dynamic[a.rel as usize] => {
+                            if let Some(t) = db.tuple_of(a, env) {
+                                lits.push((a.rel, t, true));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if head == u32::MAX {
+                    heads.push((instances.len(), env.to_vec()));
+                }
+                instances.push((head_rel, head, start, lits.len() as u32));
+                instances.len() <= limits.max_rules && heads.len() <= limits.max_rules
+            },
+        )?;
+        if instances.len() > limits.max_rules {
+            return Err(GroundError::TooManyRules(limits.max_rules));
+        }
+        if missing {
+            for (k, env) in heads {
+                let mut tuple: smallvec::SmallVec<[TermId; 8]> = smallvec::SmallVec::new();
+                for p in rule.head.args.iter() {
+                    tuple.push(db.build(p, &env));
+                }
+                let rel = &mut db.rels[head_rel as usize];
+                rel.insert(&tuple);
+                instances[k].1 = rel.find(&tuple).expect("just added");
+            }
+            if db.rels[head_rel as usize].len() as usize > budget.max_tuples {
+                return Err(GroundError::Budget(Stop::TooManyTuples(budget.max_tuples)));
+            }
+        }
+        super::datalog::check_time(budget)?;
+    }
+
+    // Atoms of the dynamic relations.
+    let n = db.rels.len();
+    let mut atom_base = vec![u32::MAX; n];
+    let mut atoms = Vec::new();
+    for r in 0..n {
+        if dynamic[r] {
+            atom_base[r] = atoms.len() as u32;
+            for t in 0..db.rels[r].len() {
+                atoms.push((r as RelId, t));
+            }
+        }
+    }
+    // Instances of static auxiliary relations are not needed: their tuples are exact.
+    let mut body: Vec<GLit> = Vec::with_capacity(lits.len());
+    let mut out = Vec::with_capacity(instances.len());
+    for (rel, tuple, start, end) in instances {
+        if !dynamic[rel as usize] {
+            continue;
+        }
+        let from = body.len() as u32;
+        for &(r, t, negated) in &lits[start as usize..end as usize] {
+            body.push(GLit {
+                atom: atom_base[r as usize] + t,
+                negated,
+            });
+        }
+        out.push(Instance {
+            head: atom_base[rel as usize] + tuple,
+            body: (from, body.len() as u32),
+        });
+    }
+    Ok(Ground {
+        db,
+        dynamic,
+        atom_base,
+        atoms,
+        instances: out,
+        body,
+    })
+}
+
+/// The ground atoms of a relation as terms `(name args…)`, for messages and tests.
+#[cfg(test)]
+pub(crate) fn atom_texts(g: &Ground, program: &Program, rel: RelId) -> Vec<String> {
+    let r = &g.db.rels[rel as usize];
+    let name = program.symbols.name(program.relations[rel as usize].name);
+    let mut out: Vec<String> = (0..r.len())
+        .map(|t| {
+            let mut s = format!("({name}");
+            for &a in r.tuple(t) {
+                s.push(' ');
+                g.db.store.write(&program.symbols, a, &mut s);
+            }
+            s.push(')');
+            s
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grounded(text: &str) -> (Ground, Program) {
+        let checked = gdl_check::check(text);
+        assert!(checked.blocking_errors().next().is_none());
+        let limits = Limits {
+            budget: Budget {
+                max_tuples: 10_000,
+                max_depth: 16,
+                deadline: None,
+            },
+            max_rules: 10_000,
+            branch_limit: 64,
+        };
+        let g = ground(&checked.program, TermStore::new(), &limits).unwrap();
+        (g, checked.program)
+    }
+
+    #[test]
+    fn the_relaxed_fixpoint_finds_what_can_hold_and_no_more() {
+        // A counter from 0 to 3 that `go` advances; `stop` is never legal, so never done.
+        let (g, p) = grounded(
+            "(role r) (init (n 0)) (succ 0 1) (succ 1 2) (succ 2 3)
+             (<= (legal r go) (true (n ?x)) (succ ?x ?y))
+             (<= (legal r stop) (true (n ?x)) (succ ?x ?y) (succ ?y ?x))
+             (<= (next (n ?y)) (does r go) (true (n ?x)) (succ ?x ?y))
+             (<= (next (stopped)) (does r stop))
+             (<= terminal (true (n 3))) (<= (goal r 100) (true (n 3)))",
+        );
+        let rel = |name: &str, arity| p.relation(name, arity).unwrap();
+        assert_eq!(
+            atom_texts(&g, &p, rel("true", 1)),
+            [
+                "(true (n 0))",
+                "(true (n 1))",
+                "(true (n 2))",
+                "(true (n 3))"
+            ]
+        );
+        assert_eq!(atom_texts(&g, &p, rel("does", 2)), ["(does r go)"]);
+        assert!(g.dynamic[rel("legal", 2) as usize]);
+        assert!(!g.dynamic[rel("succ", 2) as usize]);
+        // `next` from `go` in each of the three states that have a successor.
+        let next = rel("next", 1) as usize;
+        let from_next = g
+            .instances
+            .iter()
+            .filter(|i| g.atoms[i.head as usize].0 as usize == next)
+            .count();
+        assert_eq!(from_next, 3);
+    }
+
+    #[test]
+    fn static_relations_are_exact_with_negation() {
+        let (g, p) = grounded(
+            "(role r) (num 1) (num 2) (num 3) (small 1)
+             (<= (big ?x) (num ?x) (not (small ?x)))
+             (<= (legal r (pick ?x)) (big ?x) (true on))
+             (init on) (<= (next on) (true on)) (<= terminal (true off)) (<= (goal r 0) (true on))",
+        );
+        let big = p.relation("big", 1).unwrap();
+        assert!(!g.dynamic[big as usize]);
+        assert_eq!(atom_texts(&g, &p, big), ["(big 2)", "(big 3)"]);
+        assert_eq!(
+            atom_texts(&g, &p, p.relation("legal", 2).unwrap()),
+            ["(legal r (pick 2))", "(legal r (pick 3))"]
+        );
+    }
+
+    #[test]
+    fn an_infinite_domain_stops_at_the_depth_budget() {
+        let checked = gdl_check::check(
+            "(role r) (init (n 0)) (<= (legal r go) (true (n ?x)))
+             (<= (next (n (s ?x))) (true (n ?x))) (<= terminal (true (n (s (s 0)))))
+             (<= (goal r 0) (true (n ?x)))",
+        );
+        let limits = Limits {
+            budget: Budget {
+                max_tuples: 10_000,
+                max_depth: 16,
+                deadline: None,
+            },
+            max_rules: 10_000,
+            branch_limit: 64,
+        };
+        let error = ground(&checked.program, TermStore::new(), &limits)
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(error, GroundError::Budget(Stop::TooDeep(16))),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,376 @@
+//! The propositional network of a ground program: a node per base proposition (`true` atom),
+//! per input (`does` atom) and per AND/OR gate; negation is a flag on an edge.
+//!
+//! Built with constant folding (an atom no rule can derive is false, a gate with a false input
+//! to an AND is false, …), one-input gates replaced by their input, equal gates shared, and
+//! everything that cannot affect `legal`, `next`, `goal` or `terminal` removed.
+
+use gdl_check::{RelId, Reserved};
+use rustc_hash::FxHashMap;
+
+use super::ground::{Ground, components};
+use crate::terms::TermId;
+
+/// A node with a polarity: `node << 1 | negated`. Node 0 is the constant false, so
+/// [`FALSE`] and [`TRUE`] are references too.
+pub(crate) type Ref = u32;
+pub(crate) const FALSE: Ref = 0;
+pub(crate) const TRUE: Ref = 1;
+
+pub(crate) fn node_of(r: Ref) -> u32 {
+    r >> 1
+}
+
+pub(crate) fn is_negated(r: Ref) -> bool {
+    r & 1 == 1
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// Node 0.
+    False,
+    /// A base proposition: fluent number `n` is true in the current state.
+    Base(u32),
+    /// An input: move number `n` is being made.
+    Input(u32),
+    And,
+    Or,
+}
+
+/// A network, before it is laid out for running.
+pub(crate) struct Net {
+    pub kinds: Vec<Kind>,
+    pub inputs: Vec<Vec<Ref>>,
+    /// The fluents, in the order of the `true` relation's atoms.
+    pub fluents: Vec<TermId>,
+    /// The base node of each fluent.
+    pub base: Vec<Ref>,
+    /// The moves: role index and move term, in the order of the `does` relation's atoms.
+    pub moves: Vec<(usize, TermId)>,
+    /// The input node of each move ([`FALSE`]: none, nothing depends on the move).
+    pub input: Vec<Ref>,
+    /// Each role's legal moves: move number and when it is legal.
+    pub legal: Vec<Vec<(u32, Ref)>>,
+    /// When each fluent holds in the next state.
+    pub next: Vec<Ref>,
+    pub terminal: Ref,
+    /// Each role's goal values and when they hold.
+    pub goals: Vec<Vec<(TermId, Ref)>>,
+    /// The fluents of the initial state.
+    pub init: Vec<u32>,
+}
+
+/// Why a network cannot be built.
+#[derive(Debug)]
+pub(crate) enum NetError {
+    /// Ground rules depend on themselves (recursion through the state).
+    Cycle(usize),
+}
+
+impl std::fmt::Display for NetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NetError::Cycle(n) => write!(
+                f,
+                "{n} ground atoms depend on each other recursively within a state"
+            ),
+        }
+    }
+}
+
+struct Builder {
+    kinds: Vec<Kind>,
+    inputs: Vec<Vec<Ref>>,
+    shared: FxHashMap<(bool, Vec<Ref>), Ref>,
+}
+
+impl Builder {
+    fn node(&mut self, kind: Kind, inputs: Vec<Ref>) -> Ref {
+        self.kinds.push(kind);
+        self.inputs.push(inputs);
+        ((self.kinds.len() - 1) as u32) << 1
+    }
+
+    /// The conjunction (`and`) or disjunction of `refs`, simplified and shared.
+    fn gate(&mut self, and: bool, mut refs: Vec<Ref>) -> Ref {
+        // For an AND, false absorbs and true is neutral; for an OR the reverse.
+        let (absorbing, neutral) = if and { (FALSE, TRUE) } else { (TRUE, FALSE) };
+        refs.retain(|&r| r != neutral);
+        refs.sort_unstable();
+        refs.dedup();
+        if refs.contains(&absorbing) {
+            return absorbing;
+        }
+        // `x` and `not x` together.
+        if refs.windows(2).any(|w| w[0] ^ 1 == w[1]) {
+            return absorbing;
+        }
+        match refs.len() {
+            0 => neutral,
+            1 => refs[0],
+            _ => {
+                if let Some(&r) = self.shared.get(&(and, refs.clone())) {
+                    return r;
+                }
+                let kind = if and { Kind::And } else { Kind::Or };
+                let r = self.node(kind, refs.clone());
+                self.shared.insert((and, refs), r);
+                r
+            }
+        }
+    }
+}
+
+/// Builds the network of a ground program.
+pub(crate) fn build(
+    g: &Ground,
+    program: &gdl_check::Program,
+    roles: &[TermId],
+) -> Result<Net, NetError> {
+    let rel = |r: Reserved| program.reserved(r);
+    let true_rel = rel(Reserved::True);
+    let does_rel = rel(Reserved::Does);
+    let atom_count = g.atoms.len();
+
+    // Instances by head (CSR), and the atom dependency graph.
+    let mut by_head_start = vec![0u32; atom_count + 1];
+    for inst in &g.instances {
+        by_head_start[inst.head as usize + 1] += 1;
+    }
+    for i in 0..atom_count {
+        by_head_start[i + 1] += by_head_start[i];
+    }
+    let mut fill = by_head_start.clone();
+    let mut by_head = vec![0u32; g.instances.len()];
+    for (k, inst) in g.instances.iter().enumerate() {
+        let slot = &mut fill[inst.head as usize];
+        by_head[*slot as usize] = k as u32;
+        *slot += 1;
+    }
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); atom_count];
+    for inst in &g.instances {
+        for lit in &g.body[inst.body.0 as usize..inst.body.1 as usize] {
+            succ[lit.atom as usize].push(inst.head);
+        }
+    }
+    let order = components(atom_count, &succ);
+    drop(succ);
+
+    let mut b = Builder {
+        kinds: vec![Kind::False],
+        inputs: vec![Vec::new()],
+        shared: FxHashMap::default(),
+    };
+    let mut atom_ref = vec![FALSE; atom_count];
+
+    // Fluents and moves.
+    let fluent_count = true_rel.map_or(0, |r| g.db.rels[r as usize].len()) as usize;
+    let mut fluents = Vec::with_capacity(fluent_count);
+    let mut base = Vec::with_capacity(fluent_count);
+    if let Some(t) = true_rel {
+        for id in 0..fluent_count as u32 {
+            fluents.push(g.db.rels[t as usize].tuple(id)[0]);
+            let r = b.node(Kind::Base(id), Vec::new());
+            base.push(r);
+            atom_ref[(g.atom_base[t as usize] + id) as usize] = r;
+        }
+    }
+    let mut moves = Vec::new();
+    let mut input = Vec::new();
+    if let Some(d) = does_rel {
+        let rel = &g.db.rels[d as usize];
+        for id in 0..rel.len() {
+            let tuple = rel.tuple(id);
+            let r = b.node(Kind::Input(id), Vec::new());
+            // A `does` of something that is not a role never happens: leave it false.
+            if let Some(role) = roles.iter().position(|&x| x == tuple[0]) {
+                moves.push((role, tuple[1]));
+            } else {
+                moves.push((usize::MAX, tuple[1]));
+            }
+            input.push(r);
+            atom_ref[(g.atom_base[d as usize] + id) as usize] = r;
+        }
+    }
+
+    for comp in &order {
+        if comp.len() > 1 {
+            return Err(NetError::Cycle(comp.len()));
+        }
+        let a = comp[0];
+        let (r, _) = g.atoms[a as usize];
+        if Some(r) == true_rel || Some(r) == does_rel {
+            continue;
+        }
+        let mut alternatives = Vec::new();
+        for &k in
+            &by_head[by_head_start[a as usize] as usize..by_head_start[a as usize + 1] as usize]
+        {
+            let inst = &g.instances[k as usize];
+            let mut conj = Vec::new();
+            for lit in &g.body[inst.body.0 as usize..inst.body.1 as usize] {
+                if lit.atom == a {
+                    return Err(NetError::Cycle(1));
+                }
+                conj.push(atom_ref[lit.atom as usize] ^ u32::from(lit.negated));
+            }
+            alternatives.push(b.gate(true, conj));
+        }
+        atom_ref[a as usize] = b.gate(false, alternatives);
+    }
+
+    // Outputs. A static relation's tuples always hold.
+    let refs_of = |r: RelId| -> Vec<(&[TermId], Ref)> {
+        let relation = &g.db.rels[r as usize];
+        (0..relation.len())
+            .map(|t| {
+                let at = if g.dynamic[r as usize] {
+                    atom_ref[(g.atom_base[r as usize] + t) as usize]
+                } else {
+                    TRUE
+                };
+                (relation.tuple(t), at)
+            })
+            .collect()
+    };
+    let role_of = |t: TermId| roles.iter().position(|&x| x == t);
+    let mut move_index: FxHashMap<(usize, TermId), u32> = moves
+        .iter()
+        .enumerate()
+        .map(|(k, &m)| (m, k as u32))
+        .collect();
+    let mut legal = vec![Vec::new(); roles.len()];
+    if let Some(l) = rel(Reserved::Legal) {
+        for (tuple, r) in refs_of(l) {
+            if let Some(role) = role_of(tuple[0])
+                && r != FALSE
+            {
+                // A game whose rules never mention `does` has no input nodes.
+                let m = *move_index.entry((role, tuple[1])).or_insert_with(|| {
+                    moves.push((role, tuple[1]));
+                    input.push(FALSE);
+                    (moves.len() - 1) as u32
+                });
+                legal[role].push((m, r));
+            }
+        }
+    }
+    let fluent_index: FxHashMap<TermId, u32> = fluents
+        .iter()
+        .enumerate()
+        .map(|(k, &f)| (f, k as u32))
+        .collect();
+    let mut next = vec![FALSE; fluents.len()];
+    if let Some(n) = rel(Reserved::Next) {
+        for (tuple, r) in refs_of(n) {
+            let f = fluent_index[&tuple[0]];
+            next[f as usize] = r;
+        }
+    }
+    let terminal = match rel(Reserved::Terminal) {
+        Some(t) => refs_of(t).first().map_or(FALSE, |&(_, r)| r),
+        None => FALSE,
+    };
+    let mut goals = vec![Vec::new(); roles.len()];
+    if let Some(gr) = rel(Reserved::Goal) {
+        for (tuple, r) in refs_of(gr) {
+            if let Some(role) = role_of(tuple[0])
+                && r != FALSE
+            {
+                goals[role].push((tuple[1], r));
+            }
+        }
+    }
+    let mut init = Vec::new();
+    if let Some(i) = rel(Reserved::Init) {
+        for (tuple, _) in refs_of(i) {
+            init.push(fluent_index[&tuple[0]]);
+        }
+    }
+    init.sort_unstable();
+    init.dedup();
+
+    let mut net = Net {
+        kinds: b.kinds,
+        inputs: b.inputs,
+        fluents,
+        base,
+        moves,
+        input,
+        legal,
+        next,
+        terminal,
+        goals,
+        init,
+    };
+    prune(&mut net);
+    Ok(net)
+}
+
+/// Removes the gates no output depends on, renumbering the nodes (sources are kept: they are
+/// the state and the moves).
+fn prune(net: &mut Net) {
+    let n = net.kinds.len();
+    let mut live = vec![false; n];
+    live[0] = true;
+    let mut stack: Vec<u32> = Vec::new();
+    let mark = |r: Ref, live: &mut Vec<bool>, stack: &mut Vec<u32>| {
+        let node = node_of(r) as usize;
+        if !live[node] {
+            live[node] = true;
+            stack.push(node as u32);
+        }
+    };
+    for (k, kind) in net.kinds.iter().enumerate() {
+        if matches!(kind, Kind::Base(_) | Kind::Input(_)) {
+            live[k] = true;
+        }
+    }
+    let outputs = net
+        .legal
+        .iter()
+        .flatten()
+        .map(|&(_, r)| r)
+        .chain(net.next.iter().copied())
+        .chain(std::iter::once(net.terminal))
+        .chain(net.goals.iter().flatten().map(|&(_, r)| r));
+    for r in outputs.collect::<Vec<_>>() {
+        mark(r, &mut live, &mut stack);
+    }
+    while let Some(node) = stack.pop() {
+        for r in net.inputs[node as usize].clone() {
+            mark(r, &mut live, &mut stack);
+        }
+    }
+    let mut new_id = vec![u32::MAX; n];
+    let mut kinds = Vec::new();
+    let mut inputs = Vec::new();
+    for k in 0..n {
+        if live[k] {
+            new_id[k] = kinds.len() as u32;
+            kinds.push(net.kinds[k]);
+            inputs.push(std::mem::take(&mut net.inputs[k]));
+        }
+    }
+    let map = |r: Ref| (new_id[node_of(r) as usize] << 1) | (r & 1);
+    for ins in &mut inputs {
+        for r in ins.iter_mut() {
+            *r = map(*r);
+        }
+    }
+    net.kinds = kinds;
+    net.inputs = inputs;
+    for r in net.base.iter_mut().chain(net.input.iter_mut()) {
+        *r = map(*r);
+    }
+    for (_, r) in net.legal.iter_mut().flatten() {
+        *r = map(*r);
+    }
+    for r in net.next.iter_mut() {
+        *r = map(*r);
+    }
+    net.terminal = map(net.terminal);
+    for (_, r) in net.goals.iter_mut().flatten() {
+        *r = map(*r);
+    }
+}
