@@ -426,6 +426,51 @@ async fn a_good_match_is_not_slowed_by_misbehaving_ones() {
     assert_eq!(db.load("good").unwrap(), good);
 }
 
+/// Each step's write completes before the next PLAY is sent, even when it is slow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_step_is_recorded_before_the_next_play() {
+    let events = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = events.clone();
+    let (url, _) = scripted(move |body, _| {
+        if body.starts_with("(START") {
+            return Act::Reply("READY".into());
+        }
+        log.lock()
+            .unwrap()
+            .push(body.split_whitespace().next().unwrap().to_string());
+        Act::Reply("wait".into())
+    })
+    .await;
+    let log = events.clone();
+    let save = move |r: &MatchRecord| {
+        let (log, steps) = (log.clone(), r.moves.len());
+        async move {
+            // Every other write is slow.
+            if steps % 2 == 1 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            log.lock().unwrap().push(format!("recorded {steps}"));
+            Ok(())
+        }
+    };
+    let players = vec![
+        PlayerSpec::Url(url),
+        PlayerSpec::Builtin(StrategyKind::Legal),
+    ];
+    let mut cfg = config("ordered", TICTACTOE);
+    cfg.play_clock = Duration::from_secs(10);
+    let record = run_match(cfg, players, |_| {}, save).await.unwrap().record;
+    let n = record.moves.len();
+    // The record before START, then for each step k: PLAY, the record with k steps.
+    let mut expected = vec!["recorded 0".to_string()];
+    for k in 1..=n {
+        expected.push("(PLAY".into());
+        expected.push(format!("recorded {k}"));
+    }
+    expected.push("(STOP".into());
+    assert_eq!(*events.lock().unwrap(), expected);
+}
+
 /// 100 matches at once between two HTTP players (built-in strategies behind `ggp_play::serve`),
 /// all recorded in one database: every one completes, with no substitution.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
