@@ -4,6 +4,7 @@
 //! - `matches/100 concurrent`: 100 tic-tac-toe matches at once between two HTTP players
 //!   (the built-in random and legal strategies behind `ggp_play::serve`, in this process);
 //!   the throughput line is matches per second. Players and manager share the machine.
+//!   `100 concurrent, no database` is the same without recording.
 //! - `manager time per step/*`: one match at a time; the time reported is the manager's own
 //!   time per step ([`ggp_match::Timing::own`]: reading the rules, judging replies, computing
 //!   states, recording; everything but waiting for the players), with and without the
@@ -62,7 +63,14 @@ async fn one(players: Vec<PlayerSpec>, store: Option<Store>) -> Finished {
     };
     let finished = run_match(config(), players, |_| {}, save).await.unwrap();
     assert!(finished.record.is_completed);
-    assert!(finished.record.errors.iter().flatten().all(String::is_empty));
+    assert!(
+        finished
+            .record
+            .errors
+            .iter()
+            .flatten()
+            .all(String::is_empty)
+    );
     finished
 }
 
@@ -83,23 +91,31 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("matches");
     group.sampling_mode(SamplingMode::Flat).sample_size(10);
     group.throughput(Throughput::Elements(100));
-    group.bench_function("100 concurrent", |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let all: Vec<_> = (0..100)
-                    .map(|_| tokio::spawn(one(players.clone(), Some(store.clone()))))
-                    .collect();
-                for m in all {
-                    m.await.unwrap();
-                }
+    for (name, store) in [
+        ("100 concurrent", Some(store.clone())),
+        ("100 concurrent, no database", None),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                runtime.block_on(async {
+                    let all: Vec<_> = (0..100)
+                        .map(|_| tokio::spawn(one(players.clone(), store.clone())))
+                        .collect();
+                    for m in all {
+                        m.await.unwrap();
+                    }
+                })
             })
-        })
-    });
+        });
+    }
     group.finish();
 
     let mut group = c.benchmark_group("manager time per step");
     group.sample_size(20);
-    for (name, store) in [("with the database", Some(store.clone())), ("no database", None)] {
+    for (name, store) in [
+        ("with the database", Some(store.clone())),
+        ("no database", None),
+    ] {
         group.bench_function(name, |b| {
             // One iteration is one step: play whole matches until there are enough steps, and
             // report the manager's own time scaled to the iterations asked for.
