@@ -734,7 +734,7 @@ fn bad_databases_and_ids_are_clear_errors() {
     let out = ggp(&[
         "match", game, "--player", "random", "--player", "legal", "--db", db, "--id", "one",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("a match with the id `one` is already recorded"),
         "{}",

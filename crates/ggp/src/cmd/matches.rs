@@ -2,6 +2,7 @@
 //! records it in the match database.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -112,17 +113,24 @@ pub fn run(args: Args) -> u8 {
     };
     // After every step: the JSON file (if asked), and the database, whose commit the manager
     // waits for before it sends the next PLAY.
+    // A database that fails mid-match is an I/O error (exit status 2), not a game's.
+    let store_failed = Arc::new(AtomicBool::new(false));
     let save = {
         let latest = latest.clone();
         let write_json = write_json.clone();
         let mut writer = store.as_ref().map(Store::writer);
+        let store_failed = store_failed.clone();
         move |record: &MatchRecord| {
             *latest.lock().expect("not poisoned") = Some(record.clone());
             write_json(record);
             let committed = writer.as_mut().map(|w| w.save(record));
+            let store_failed = store_failed.clone();
             async move {
                 match committed {
-                    Some(committed) => committed.await.map_err(|e| e.to_string()),
+                    Some(committed) => committed.await.map_err(|e| {
+                        store_failed.store(true, Ordering::SeqCst);
+                        e.to_string()
+                    }),
                     None => Ok(()),
                 }
             }
@@ -193,6 +201,7 @@ pub fn run(args: Args) -> u8 {
             }
             fail("aborted".into(), INPUT_ERRORS)
         }
+        Some(Err(e)) if store_failed.load(Ordering::SeqCst) => fail(e, USAGE_OR_IO),
         Some(Err(e)) => fail(format!("{}: {e}", input.name), INPUT_ERRORS),
         Some(Ok(finished)) => {
             let record = finished.record;
