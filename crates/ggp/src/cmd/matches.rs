@@ -187,8 +187,8 @@ pub fn run(args: Args) -> u8 {
                     let _ = a.await;
                 }
                 match &store {
-                    Some(store) => store.abort(&match_id).await.map(|_| ()),
-                    None => Ok(()),
+                    Some(store) => store.abort(&match_id).await,
+                    None => Ok(false),
                 }
             });
             if let Some(mut record) = latest.lock().expect("not poisoned").take() {
@@ -196,7 +196,8 @@ pub fn run(args: Args) -> u8 {
                 write_json(&record);
             }
             match marked {
-                Ok(()) => recorded_in("aborted"),
+                Ok(true) => recorded_in("aborted"),
+                Ok(false) => {}
                 Err(e) => eprintln!("ggp match: {e}"),
             }
             fail("aborted".into(), INPUT_ERRORS)
