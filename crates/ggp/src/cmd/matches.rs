@@ -111,10 +111,10 @@ pub fn run(args: Args) -> u8 {
             eprintln!("ggp match: {e}");
         }
     };
-    // After every step: the JSON file (if asked), and the database, whose commit the manager
-    // waits for before it sends the next PLAY.
     // A database that fails mid-match is an I/O error (exit status 2), not a game's.
     let store_failed = Arc::new(AtomicBool::new(false));
+    // After every step: the JSON file (if asked), and the database, whose commit the manager
+    // waits for before it sends the next PLAY.
     let save = {
         let latest = latest.clone();
         let write_json = write_json.clone();
