@@ -1,11 +1,16 @@
 //! The Game Manager: runs a match between players (remote over HTTP, or built in), keeps the
 //! clocks, substitutes a random legal move for an illegal, late or missing one, and records
-//! everything in the ggp.org match format.
+//! everything in the ggp.org match format, durably in a SQLite database ([`Store`]) if asked.
 
 mod http;
 mod manager;
 mod record;
+mod store;
 
-pub use http::{HttpError, post};
-pub use manager::{MatchConfig, PlayerSpec, Progress, run_match};
+pub use http::{HttpError, MAX_REPLY, post};
+pub use manager::{Finished, MatchConfig, PlayerSpec, Progress, Timing, run_match};
 pub use record::{MatchRecord, StepError};
+pub use store::{
+    DEFAULT_BUSY_TIMEOUT, Database, MIGRATIONS, MatchSummary, MatchWriter, SCHEMA_VERSION, Store,
+    StoreError, StoreErrorKind, Update,
+};

@@ -1,9 +1,10 @@
 //! Running one match.
 
+use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gdl_reason::{ReferenceMachine, ReferenceState, StateMachine, TermId};
-use ggp_play::{Game, Strategy, StrategyKind, load};
+use gdl_reason::{StateMachine, TermId};
+use ggp_play::{Game, Machine, State, Strategy, StrategyKind, load};
 use ggp_protocol::{Request, Start, move_candidates};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -51,6 +52,8 @@ impl PlayerSpec {
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
     pub match_id: String,
+    /// A short name of the game for people (the rules' file name, say).
+    pub game_name: String,
     pub rules: String,
     pub start_clock: Duration,
     pub play_clock: Duration,
@@ -64,20 +67,51 @@ pub struct MatchConfig {
 /// What happened at a step, for a progress display.
 #[derive(Clone, Debug)]
 pub struct Progress {
+    /// From 0.
     pub step: usize,
     pub moves: Vec<String>,
     pub errors: Vec<StepError>,
     pub terminal: bool,
+    /// How long the players' replies to this step's PLAY took to arrive (all of them).
+    pub waited: Duration,
 }
+
+/// Where the time of a match went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// From the call of [`run_match`] to its return.
+    pub elapsed: Duration,
+    /// Waiting for players: from sending START, each PLAY and STOP until the last reply came
+    /// (or its deadline passed). Built-in players' thinking counts here too.
+    pub waiting: Duration,
+    /// Joint moves played.
+    pub steps: usize,
+}
+
+impl Timing {
+    /// The manager's own time: reading the rules, judging replies, computing states,
+    /// recording; everything but waiting for players.
+    pub fn own(&self) -> Duration {
+        self.elapsed.saturating_sub(self.waiting)
+    }
+}
+
+/// A match played to its end.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    pub record: MatchRecord,
+    pub timing: Timing,
+}
+
+/// A built-in strategy and its own view of the game.
+type LocalPlayer = (Box<dyn Strategy>, Game);
 
 /// A player's side of the match, as the manager drives it.
 enum Seat {
     Remote(String),
-    /// A built-in strategy and its own view of the game (empty while it thinks).
+    /// A built-in player (empty while it thinks).
     Local(Option<Box<LocalPlayer>>),
 }
-
-type LocalPlayer = (Box<dyn Strategy>, Game);
 
 /// A built-in player back from its turn, with the move it chose.
 type LocalTurn = (Box<LocalPlayer>, Result<String, StepError>);
@@ -85,6 +119,176 @@ type LocalTurn = (Box<LocalPlayer>, Result<String, StepError>);
 enum Pending {
     Remote(JoinHandle<Result<String, HttpError>>),
     Local(JoinHandle<LocalTurn>),
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The manager's view of the game: the rules as a state machine, the current state and what
+/// it allows. It works on blocking threads, so that a slow game never holds up the runtime.
+struct Referee {
+    machine: Machine,
+    state: State,
+    terminal: bool,
+    /// Every role's legal moves in `state` (none when terminal).
+    legal: Vec<Vec<TermId>>,
+    /// Draws the substituted moves.
+    rng: StdRng,
+}
+
+/// What a step did.
+struct Advanced {
+    moves: Vec<String>,
+    errors: Vec<StepError>,
+    state: String,
+    terminal: bool,
+    /// Once terminal.
+    goals: Option<Vec<u8>>,
+}
+
+impl Referee {
+    fn load(rules: &str, rng: StdRng) -> Result<Referee, String> {
+        let mut machine =
+            load(rules).map_err(|first| format!("the rules cannot be played: {first}"))?;
+        let state = machine.initial_state().map_err(|e| e.to_string())?;
+        let mut referee = Referee {
+            machine,
+            state,
+            terminal: false,
+            legal: Vec::new(),
+            rng,
+        };
+        referee.survey(0)?;
+        Ok(referee)
+    }
+
+    fn text(&self, term: TermId) -> String {
+        self.machine.terms().text(self.machine.symbols(), term)
+    }
+
+    fn roles(&self) -> Vec<String> {
+        self.machine.roles().iter().map(|&r| self.text(r)).collect()
+    }
+
+    /// The current state as `((fluent) …)`, fluents sorted.
+    fn state_text(&self) -> String {
+        let mut fluents: Vec<String> = self
+            .machine
+            .fluents(&self.state)
+            .iter()
+            .map(|&f| self.text(f))
+            .collect();
+        fluents.sort();
+        format!("({})", fluents.join(" "))
+    }
+
+    /// Whether the current state is terminal, and if not every role's legal moves.
+    fn survey(&mut self, step: usize) -> Result<(), String> {
+        self.terminal = self
+            .machine
+            .is_terminal(&self.state)
+            .map_err(|e| e.to_string())?;
+        self.legal = if self.terminal {
+            Vec::new()
+        } else {
+            self.machine
+                .all_legal_moves(&self.state)
+                .map_err(|e| e.to_string())?
+        };
+        if let Some(role) = self.legal.iter().position(Vec::is_empty) {
+            return Err(format!(
+                "`{}` has no legal move at step {step} (the game is not playable)",
+                self.text(self.machine.roles()[role])
+            ));
+        }
+        Ok(())
+    }
+
+    /// Judges the replies (a legal move stands; anything else is replaced by a random legal
+    /// move and recorded as an error), then plays the joint move.
+    fn advance(
+        &mut self,
+        replies: Vec<Result<String, StepError>>,
+        step: usize,
+    ) -> Result<Advanced, String> {
+        let mut joint = Vec::with_capacity(replies.len());
+        let mut errors = Vec::new();
+        for (k, reply) in replies.into_iter().enumerate() {
+            let chosen = match reply {
+                Ok(body) => match move_candidates(&body) {
+                    None => Err(StepError {
+                        player: k,
+                        kind: "unparsable".into(),
+                        detail: body,
+                    }),
+                    Some(candidates) => candidates
+                        .iter()
+                        .find_map(|c| {
+                            self.machine
+                                .intern(c)
+                                .ok()
+                                .filter(|t| self.legal[k].contains(t))
+                        })
+                        .ok_or(StepError {
+                            player: k,
+                            kind: "illegal".into(),
+                            detail: body,
+                        }),
+                },
+                Err(e) => Err(e),
+            };
+            joint.push(match chosen {
+                Ok(m) => m,
+                Err(e) => {
+                    errors.push(e);
+                    *self.legal[k]
+                        .choose(&mut self.rng)
+                        .expect("every role has a legal move")
+                }
+            });
+        }
+        let moves = joint.iter().map(|&m| self.text(m)).collect();
+        self.state = self
+            .machine
+            .next_state(&self.state, &joint)
+            .map_err(|e| e.to_string())?;
+        self.survey(step + 1)?;
+        let goals = if self.terminal {
+            Some(self.machine.goals(&self.state).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        Ok(Advanced {
+            moves,
+            errors,
+            state: self.state_text(),
+            terminal: self.terminal,
+            goals,
+        })
+    }
+}
+
+/// Runs `work` on the value in `slot` on a blocking thread, and puts the value back.
+async fn on_blocking_thread<S, T>(
+    slot: &mut Option<Box<S>>,
+    work: impl FnOnce(&mut S) -> T + Send + 'static,
+) -> Result<T, String>
+where
+    S: Send + 'static,
+    T: Send + 'static,
+{
+    let mut value = slot.take().expect("the value is in its slot");
+    let (value, out) = tokio::task::spawn_blocking(move || {
+        let out = work(&mut value);
+        (value, out)
+    })
+    .await
+    .map_err(|e| format!("the manager's reasoner failed: {e}"))?;
+    *slot = Some(value);
+    Ok(out)
 }
 
 /// A built-in player's turn: apply the previous joint move, then choose.
@@ -101,37 +305,42 @@ fn think(
     Ok(game.text(chosen))
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-fn state_text(machine: &ReferenceMachine, state: &ReferenceState) -> String {
-    let mut fluents: Vec<String> = machine
-        .fluents(state)
-        .iter()
-        .map(|&f| machine.terms().text(machine.symbols(), f))
-        .collect();
-    fluents.sort();
-    format!("({})", fluents.join(" "))
-}
-
-/// Runs a match to its end and returns its record. `progress` is called after every step;
-/// `record` with the record so far (after START and after each step), for durable storage.
-pub async fn run_match(
+/// Runs a match to its end and returns its record and where the time went.
+///
+/// `progress` is called after every step. `record` is called with the record so far: before
+/// START, after every step, and at the end (completed, or aborted after an error); the
+/// manager waits for the future it returns before it sends anything more, so a record that
+/// is durable when the future completes has every step played before the next PLAY is sent.
+/// An error from `record` ends the match (the players are sent ABORT).
+pub async fn run_match<P, R, F>(
     config: MatchConfig,
     players: Vec<PlayerSpec>,
-    mut progress: impl FnMut(&Progress),
-    mut record: impl FnMut(&MatchRecord),
-) -> Result<MatchRecord, String> {
-    let mut machine =
-        load(&config.rules).map_err(|first| format!("the rules cannot be played: {first}"))?;
-    let roles: Vec<String> = machine
-        .roles()
+    mut progress: P,
+    mut record: R,
+) -> Result<Finished, String>
+where
+    P: FnMut(&Progress),
+    R: FnMut(&MatchRecord) -> F,
+    F: Future<Output = Result<(), String>>,
+{
+    let started = Instant::now();
+    let mut rng = StdRng::seed_from_u64(config.seed);
+    let random_token = format!("{:016x}", rng.random::<u64>());
+    let seeds: Vec<u64> = players
         .iter()
-        .map(|&r| machine.terms().text(machine.symbols(), r))
+        .filter(|p| matches!(p, PlayerSpec::Builtin(_)))
+        .map(|_| rng.random())
         .collect();
+    let rules = config.rules.clone();
+    let mut referee = Some(Box::new(
+        tokio::task::spawn_blocking(move || Referee::load(&rules, rng))
+            .await
+            .map_err(|e| format!("the manager's reasoner failed: {e}"))??,
+    ));
+    let (roles, initial) = {
+        let r = referee.as_ref().expect("loaded");
+        (r.roles(), r.state_text())
+    };
     if players.len() != roles.len() {
         return Err(format!(
             "the game has {} role{} ({}), but {} player{} given",
@@ -142,81 +351,194 @@ pub async fn run_match(
             if players.len() == 1 { " was" } else { "s were" }
         ));
     }
-    let mut rng = StdRng::seed_from_u64(config.seed);
-    let mut state = machine.initial_state().map_err(|e| e.to_string())?;
     let mut rec = MatchRecord {
         match_id: config.match_id.clone(),
-        random_token: format!("{:016x}", rng.random::<u64>()),
+        game_name: config.game_name.clone(),
+        random_token,
         start_time: now_ms(),
         rules: config.rules.clone(),
         game_role_names: roles.clone(),
         player_names_from_host: players.iter().map(PlayerSpec::name).collect(),
         start_clock: config.start_clock.as_secs(),
         play_clock: config.play_clock.as_secs(),
-        states: vec![state_text(&machine, &state)],
+        states: vec![initial],
         moves: Vec::new(),
         state_times: vec![now_ms()],
-        errors: Vec::new(),
+        errors: vec![vec![String::new(); roles.len()]],
         goal_values: Vec::new(),
         is_completed: false,
         is_aborted: false,
     };
-    let mut seats: Vec<Seat> = Vec::with_capacity(players.len());
-    for (k, p) in players.iter().enumerate() {
-        seats.push(match p {
+    record(&rec)
+        .await
+        .map_err(|e| format!("cannot record the match: {e}"))?;
+    let mut timing = Timing::default();
+    let mut seats: Vec<Seat> = players
+        .iter()
+        .map(|p| match p {
             PlayerSpec::Url(url) => Seat::Remote(url.clone()),
-            PlayerSpec::Builtin(kind) => {
-                let mut strategy = kind.factory(rng.random())();
-                let mut game = Game {
-                    machine: load(&config.rules)
-                        .map_err(|first| format!("the rules cannot be played: {first}"))?,
-                    state: state.clone(),
-                    role: k,
-                };
-                strategy.start(&mut game, Instant::now() + config.start_clock);
-                Seat::Local(Some(Box::new((strategy, game))))
-            }
-        });
-    }
-    // START, everyone at once; play begins when all are READY or the start clock runs out.
-    let start_deadline = config.start_clock + config.grace;
-    let mut starts = Vec::new();
-    for (k, seat) in seats.iter().enumerate() {
-        let Seat::Remote(url) = seat else { continue };
-        let message = Request::Start(Start {
-            match_id: config.match_id.clone(),
-            role: roles[k].clone(),
-            rules: config.rules.clone(),
-            start_clock: config.start_clock.as_secs(),
-            play_clock: config.play_clock.as_secs(),
+            PlayerSpec::Builtin(_) => Seat::Local(None),
         })
+        .collect();
+    let played = play(
+        &config,
+        &players,
+        &seeds,
+        &roles,
+        &mut referee,
+        &mut seats,
+        &mut rec,
+        &mut timing,
+        &mut progress,
+        &mut record,
+    )
+    .await;
+    if let Err(e) = played {
+        // Tell the players, and keep the record as aborted.
+        let abort = Request::Abort {
+            match_id: config.match_id.clone(),
+        }
         .to_string();
-        starts.push(send(url, message, start_deadline));
+        let wait = config.grace.max(Duration::from_secs(1));
+        let aborts: Vec<_> = seats
+            .iter()
+            .filter_map(|seat| match seat {
+                Seat::Remote(url) => Some(send(url, abort.clone(), wait)),
+                Seat::Local(_) => None,
+            })
+            .collect();
+        for a in aborts {
+            let _ = a.await;
+        }
+        rec.is_aborted = true;
+        let _ = record(&rec).await;
+        return Err(e);
     }
-    for start in starts {
-        let _ = start.await;
+    // STOP, everyone at once; the replies do not matter any more.
+    let stop = Request::Stop {
+        match_id: config.match_id.clone(),
+        moves: rec.moves.last().cloned(),
     }
-    record(&rec);
-    let mut last: Option<Vec<String>> = None;
+    .to_string();
+    let asked = Instant::now();
+    let mut stops = Vec::new();
+    for seat in &mut seats {
+        match seat {
+            Seat::Remote(url) => {
+                stops.push(send(url, stop.clone(), config.play_clock + config.grace))
+            }
+            Seat::Local(slot) => {
+                let mut local = slot.take().expect("a built-in player is in its seat");
+                let last = rec.moves.last().cloned();
+                stops.push(tokio::task::spawn_blocking(move || {
+                    let (strategy, game) = &mut *local;
+                    if let Some(moves) = last {
+                        game.apply(&moves).map_err(HttpError::Protocol)?;
+                    }
+                    strategy.stop(game);
+                    Ok(String::new())
+                }));
+            }
+        }
+    }
+    for s in stops {
+        let _ = s.await;
+    }
+    timing.waiting += asked.elapsed();
+    timing.steps = rec.moves.len();
+    timing.elapsed = started.elapsed();
+    Ok(Finished {
+        record: rec,
+        timing,
+    })
+}
+
+/// START, then PLAY until a terminal state, recording each step; the record is completed
+/// (and recorded) before it returns.
+#[allow(clippy::too_many_arguments)]
+async fn play<P, R, F>(
+    config: &MatchConfig,
+    players: &[PlayerSpec],
+    seeds: &[u64],
+    roles: &[String],
+    referee: &mut Option<Box<Referee>>,
+    seats: &mut [Seat],
+    rec: &mut MatchRecord,
+    timing: &mut Timing,
+    progress: &mut P,
+    record: &mut R,
+) -> Result<(), String>
+where
+    P: FnMut(&Progress),
+    R: FnMut(&MatchRecord) -> F,
+    F: Future<Output = Result<(), String>>,
+{
+    // START, everyone at once; play begins when all are READY or the start clock runs out.
+    // Built-in players read the rules and prepare on blocking threads meanwhile.
+    let asked = Instant::now();
+    let start_deadline = config.start_clock + config.grace;
+    let mut starting = Vec::new();
+    let mut seeds = seeds.iter();
+    for (k, p) in players.iter().enumerate() {
+        match p {
+            PlayerSpec::Url(url) => {
+                let message = Request::Start(Start {
+                    match_id: config.match_id.clone(),
+                    role: roles[k].clone(),
+                    rules: config.rules.clone(),
+                    start_clock: config.start_clock.as_secs(),
+                    play_clock: config.play_clock.as_secs(),
+                })
+                .to_string();
+                starting.push((k, Err(send(url, message, start_deadline))));
+            }
+            PlayerSpec::Builtin(kind) => {
+                let seed = *seeds.next().expect("a seed per built-in player");
+                let factory = kind.factory(seed);
+                let rules = config.rules.clone();
+                let start_clock = config.start_clock;
+                starting.push((
+                    k,
+                    Ok(tokio::task::spawn_blocking(move || {
+                        let mut machine = load(&rules)?;
+                        let state = machine.initial_state().map_err(|e| e.to_string())?;
+                        let mut game = Game {
+                            machine,
+                            state,
+                            role: k,
+                        };
+                        let mut strategy = factory();
+                        strategy.start(&mut game, Instant::now() + start_clock);
+                        Ok::<_, String>(Box::new((strategy, game)))
+                    })),
+                ));
+            }
+        }
+    }
+    for (k, task) in starting {
+        match task {
+            // A remote player's reply to START does not matter: PLAY follows either way.
+            Err(remote) => drop(remote.await),
+            Ok(local) => {
+                let player = local
+                    .await
+                    .map_err(|e| format!("a built-in player failed: {e}"))?
+                    .map_err(|e| format!("a built-in player cannot play these rules: {e}"))?;
+                seats[k] = Seat::Local(Some(player));
+            }
+        }
+    }
+    timing.waiting += asked.elapsed();
     let mut step = 0;
-    loop {
-        if machine.is_terminal(&state).map_err(|e| e.to_string())? {
-            break;
-        }
-        let legal: Vec<Vec<TermId>> = machine.all_legal_moves(&state).map_err(|e| e.to_string())?;
-        if let Some(role) = legal.iter().position(Vec::is_empty) {
-            return Err(format!(
-                "`{}` has no legal move at step {step} (the game is not playable)",
-                roles[role]
-            ));
-        }
+    while !referee.as_ref().expect("the referee is back").terminal {
         let message = Request::Play {
             match_id: config.match_id.clone(),
-            moves: last.clone(),
+            moves: rec.moves.last().cloned(),
         }
         .to_string();
         let deadline = config.play_clock + config.grace;
         // Ask every player at once: remote ones over HTTP, built-in ones on blocking threads.
+        let asked = Instant::now();
         let mut pending = Vec::new();
         for (k, seat) in seats.iter_mut().enumerate() {
             match seat {
@@ -225,7 +547,7 @@ pub async fn run_match(
                 }
                 Seat::Local(slot) => {
                     let mut local = slot.take().expect("a built-in player is in its seat");
-                    let last = last.clone();
+                    let last = rec.moves.last().cloned();
                     let play_clock = config.play_clock;
                     pending.push(Pending::Local(tokio::task::spawn_blocking(move || {
                         let (strategy, game) = &mut *local;
@@ -261,83 +583,45 @@ pub async fn run_match(
                 }
             });
         }
-        // Judge the replies: a legal move stands; anything else is replaced.
-        let mut joint = Vec::with_capacity(roles.len());
-        let mut errors = Vec::new();
-        for (k, reply) in replies.into_iter().enumerate() {
-            let chosen = match reply {
-                Ok(body) => match move_candidates(&body) {
-                    None => Err(StepError {
-                        player: k,
-                        kind: "unparsable".into(),
-                        detail: body,
-                    }),
-                    Some(candidates) => candidates
-                        .iter()
-                        .find_map(|c| machine.intern(c).ok().filter(|t| legal[k].contains(t)))
-                        .ok_or(StepError {
-                            player: k,
-                            kind: "illegal".into(),
-                            detail: body,
-                        }),
-                },
-                Err(e) => Err(e),
-            };
-            let m = match chosen {
-                Ok(m) => m,
-                Err(e) => {
-                    errors.push(e);
-                    *legal[k].choose(&mut rng).expect("checked non-empty")
-                }
-            };
-            joint.push(m);
-        }
-        let texts: Vec<String> = joint
-            .iter()
-            .map(|&m| machine.terms().text(machine.symbols(), m))
-            .collect();
+        let waited = asked.elapsed();
+        timing.waiting += waited;
+        let advanced = on_blocking_thread(referee, move |r| r.advance(replies, step)).await??;
         let mut error_row = vec![String::new(); roles.len()];
-        for e in &errors {
+        for e in &advanced.errors {
             error_row[e.player] = e.text();
         }
-        state = machine
-            .next_state(&state, &joint)
-            .map_err(|e| e.to_string())?;
-        let terminal = machine.is_terminal(&state).map_err(|e| e.to_string())?;
-        rec.moves.push(texts.clone());
-        rec.errors.push(error_row);
-        rec.states.push(state_text(&machine, &state));
+        // The errors of the state the move was made in; the new state has none yet.
+        *rec.errors.last_mut().expect("a row per state") = error_row;
+        rec.errors.push(vec![String::new(); roles.len()]);
+        rec.moves.push(advanced.moves.clone());
+        rec.states.push(advanced.state);
         rec.state_times.push(now_ms());
+        if let Some(goals) = advanced.goals {
+            rec.goal_values = goals;
+            rec.is_completed = true;
+        }
         progress(&Progress {
             step,
-            moves: texts.clone(),
-            errors,
-            terminal,
+            moves: advanced.moves,
+            errors: advanced.errors,
+            terminal: advanced.terminal,
+            waited,
         });
-        record(&rec);
-        last = Some(texts);
+        record(rec)
+            .await
+            .map_err(|e| format!("cannot record step {}: {e}", step + 1))?;
         step += 1;
     }
-    rec.errors.push(vec![String::new(); roles.len()]);
-    rec.goal_values = machine.goals(&state).map_err(|e| e.to_string())?;
-    rec.is_completed = true;
-    // STOP, everyone at once; the replies do not matter any more.
-    let stop = Request::Stop {
-        match_id: config.match_id.clone(),
-        moves: last,
+    if !rec.is_completed {
+        // A game whose initial state is terminal.
+        let r = referee.as_mut().expect("the referee is back");
+        rec.goal_values = r.machine.goals(&r.state).map_err(|e| e.to_string())?;
+        rec.is_completed = true;
+        record(rec)
+            .await
+            .map_err(|e| format!("cannot record the end of the match: {e}"))?;
     }
-    .to_string();
-    let mut stops = Vec::new();
-    for seat in &seats {
-        if let Seat::Remote(url) = seat {
-            stops.push(send(url, stop.clone(), config.play_clock + config.grace));
-        }
-    }
-    for s in stops {
-        let _ = s.await;
-    }
-    record(&rec);
-    Ok(rec)
+    Ok(())
 }
 
 /// Sends a message to a remote player as a task of its own, so that players are asked at once.

@@ -1,6 +1,6 @@
 //! The record of a match, in the ggp.org match format.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A problem with one player's reply at one step (the move was substituted).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -21,11 +21,14 @@ impl StepError {
 }
 
 /// A match as ggp.org records it. `states` has one entry more than `moves`; `errors` and
-/// `stateTimes` have one entry per state. Terms are in canonical text.
-#[derive(Clone, Debug, Serialize)]
+/// `stateTimes` have one entry per state (the errors of the last state stay empty: no move was
+/// made from it yet). Terms are in canonical text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchRecord {
     pub match_id: String,
+    /// A short name of the game (the file name of its rules), for people.
+    pub game_name: String,
     pub random_token: String,
     /// Milliseconds since the Unix epoch.
     pub start_time: u64,
@@ -52,5 +55,16 @@ impl MatchRecord {
     /// The record as ggp.org match JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a record serialises")
+    }
+
+    /// `finished`, `aborted` or `unfinished` (still running, or its manager died).
+    pub fn status(&self) -> &'static str {
+        if self.is_completed {
+            "finished"
+        } else if self.is_aborted {
+            "aborted"
+        } else {
+            "unfinished"
+        }
     }
 }

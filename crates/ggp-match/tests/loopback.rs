@@ -1,12 +1,14 @@
-//! Matches over loopback HTTP: well-behaved players, and players that misbehave in every way
-//! the protocol allows a manager to meet.
+//! Matches over loopback HTTP: well-behaved players, players that misbehave in every way the
+//! protocol allows a manager to meet, many matches at once, and the Appendix B exchange.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ggp_match::{MatchConfig, MatchRecord, PlayerSpec, run_match};
+use ggp_match::{Database, MatchConfig, MatchRecord, PlayerSpec, Store, run_match};
 use ggp_play::{PlayerConfig, StrategyKind, serve};
+use ggp_protocol::Request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -15,6 +17,7 @@ const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
 fn config(id: &str, rules: &str) -> MatchConfig {
     MatchConfig {
         match_id: id.into(),
+        game_name: "test".into(),
         rules: rules.into(),
         start_clock: Duration::from_secs(2),
         play_clock: Duration::from_secs(1),
@@ -24,7 +27,38 @@ fn config(id: &str, rules: &str) -> MatchConfig {
 }
 
 async fn play(config: MatchConfig, players: Vec<PlayerSpec>) -> MatchRecord {
-    run_match(config, players, |_| {}, |_| {}).await.unwrap()
+    run_match(config, players, |_| {}, |_| async { Ok(()) })
+        .await
+        .unwrap()
+        .record
+}
+
+/// Plays a match recorded in `store`.
+async fn play_recorded(
+    config: MatchConfig,
+    players: Vec<PlayerSpec>,
+    store: &Store,
+) -> MatchRecord {
+    let mut writer = store.writer();
+    let save = move |r: &MatchRecord| {
+        let saved = writer.save(r);
+        async move { saved.await.map_err(|e| e.to_string()) }
+    };
+    run_match(config, players, |_| {}, save)
+        .await
+        .unwrap()
+        .record
+}
+
+/// A fresh database file for one test.
+fn temp_db(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("loopback");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
 }
 
 /// Starts a `ggp_play` player on a free port.
@@ -41,17 +75,30 @@ async fn real_player(kind: StrategyKind) -> String {
 }
 
 /// What a scripted player does with the `n`th request it receives.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 enum Act {
     Reply(String),
+    /// Send these bytes as the whole response.
+    Raw(String),
     /// Reply after a delay.
     Late(Duration, String),
     /// Read the request, then close without a reply.
     Close,
     /// Read the request and never answer.
     Hang,
-    /// Reply with a body of this many bytes.
+    /// Reply with a body of this many bytes, announced by Content-Length.
     Huge(usize),
+    /// Reply with a body of this many bytes and no Content-Length.
+    HugeUnannounced(usize),
+    /// Stop listening: the process is gone, connections are refused from now on.
+    Die,
+}
+
+fn respond(body: &str) -> String {
+    format!(
+        "HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// A player that reads each request and acts as `script` says; records the raw requests.
@@ -76,22 +123,23 @@ async fn scripted(
             log.lock().unwrap().push(raw);
             let act = script(&body, n);
             n += 1;
+            if let Act::Die = act {
+                // Dropping the listener (and this connection) refuses every later request.
+                return;
+            }
             tokio::spawn(async move {
-                let respond = |body: &str| {
-                    format!(
-                        "HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    )
-                };
                 match act {
                     Act::Reply(body) => {
                         let _ = stream.write_all(respond(&body).as_bytes()).await;
+                    }
+                    Act::Raw(bytes) => {
+                        let _ = stream.write_all(bytes.as_bytes()).await;
                     }
                     Act::Late(delay, body) => {
                         tokio::time::sleep(delay).await;
                         let _ = stream.write_all(respond(&body).as_bytes()).await;
                     }
-                    Act::Close => drop(stream),
+                    Act::Close | Act::Die => drop(stream),
                     Act::Hang => {
                         tokio::time::sleep(Duration::from_secs(3600)).await;
                         drop(stream);
@@ -99,6 +147,10 @@ async fn scripted(
                     Act::Huge(size) => {
                         let head = format!("HTTP/1.0 200 OK\r\nContent-Length: {size}\r\n\r\n");
                         let _ = stream.write_all(head.as_bytes()).await;
+                        let _ = stream.write_all(&vec![b'x'; size]).await;
+                    }
+                    Act::HugeUnannounced(size) => {
+                        let _ = stream.write_all(b"HTTP/1.0 200 OK\r\n\r\n").await;
                         let _ = stream.write_all(&vec![b'x'; size]).await;
                     }
                 }
@@ -142,6 +194,7 @@ fn well_formed(record: &MatchRecord) {
     assert_eq!(record.errors.len(), record.states.len());
     assert_eq!(record.state_times.len(), record.states.len());
     assert_eq!(record.goal_values.len(), 2);
+    assert!(record.errors.last().unwrap().iter().all(String::is_empty));
 }
 
 fn errors_of(record: &MatchRecord, player: usize) -> Vec<&str> {
@@ -153,21 +206,24 @@ fn errors_of(record: &MatchRecord, player: usize) -> Vec<&str> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_whole_match_between_two_http_players() {
-    let x = real_player(StrategyKind::Random).await;
-    let o = real_player(StrategyKind::Legal).await;
-    let record = play(
-        config("loopback.1", TICTACTOE),
-        vec![PlayerSpec::Url(x), PlayerSpec::Url(o)],
-    )
-    .await;
-    well_formed(&record);
+fn no_errors(record: &MatchRecord) {
     assert!(
         record.errors.iter().flatten().all(String::is_empty),
         "{:?}",
         record.errors
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_whole_match_between_two_http_players() {
+    let x = real_player(StrategyKind::Random).await;
+    let o = real_player(StrategyKind::Legal).await;
+    let mut cfg = config("loopback.1", TICTACTOE);
+    // Generous clocks: no reply of a good player may be late on a loaded machine.
+    (cfg.start_clock, cfg.play_clock) = (Duration::from_secs(30), Duration::from_secs(30));
+    let record = play(cfg, vec![PlayerSpec::Url(x), PlayerSpec::Url(o)]).await;
+    well_formed(&record);
+    no_errors(&record);
     assert!(matches!(
         record.goal_values.as_slice(),
         [100, 0] | [0, 100] | [50, 50]
@@ -177,6 +233,7 @@ async fn a_whole_match_between_two_http_players() {
         "matchId",
         "randomToken",
         "startTime",
+        "rules",
         "states",
         "moves",
         "stateTimes",
@@ -194,41 +251,20 @@ async fn a_whole_match_between_two_http_players() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_same_seed_and_replies_give_the_same_match() {
-    let a = play(
-        config("seeded", TICTACTOE),
+    let players = || {
         vec![
             PlayerSpec::Builtin(StrategyKind::Random),
             PlayerSpec::Builtin(StrategyKind::Random),
-        ],
-    )
-    .await;
-    let b = play(
-        config("seeded", TICTACTOE),
-        vec![
-            PlayerSpec::Builtin(StrategyKind::Random),
-            PlayerSpec::Builtin(StrategyKind::Random),
-        ],
-    )
-    .await;
+        ]
+    };
+    let a = play(config("seeded", TICTACTOE), players()).await;
+    let b = play(config("seeded", TICTACTOE), players()).await;
     assert_eq!(a.moves, b.moves);
     assert_eq!(a.random_token, b.random_token);
 }
 
-/// Runs a match of `bad` (as x) against a built-in random player, and a normal match beside it
-/// that must not be slowed.
+/// Plays `bad` as x against a built-in random player.
 async fn against(bad: String) -> MatchRecord {
-    let side = tokio::spawn(async {
-        let started = Instant::now();
-        let r = play(
-            config("beside", TICTACTOE),
-            vec![
-                PlayerSpec::Builtin(StrategyKind::Random),
-                PlayerSpec::Builtin(StrategyKind::Legal),
-            ],
-        )
-        .await;
-        (started.elapsed(), r)
-    });
     let record = play(
         config("bad", TICTACTOE),
         vec![
@@ -237,12 +273,6 @@ async fn against(bad: String) -> MatchRecord {
         ],
     )
     .await;
-    let (took, beside) = side.await.unwrap();
-    well_formed(&beside);
-    assert!(
-        took < Duration::from_secs(2),
-        "the match beside took {took:?}"
-    );
     well_formed(&record);
     record
 }
@@ -266,6 +296,7 @@ async fn every_move_replaced(act: Act, expected: impl Fn(&str) -> bool) {
     // Every player is asked at every step (x answers `wait` on o's turns).
     assert_eq!(errors.len(), record.moves.len(), "{errors:?}");
     assert!(errors.iter().all(|e| expected(e)), "{errors:?}");
+    assert!(errors_of(&record, 1).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -291,7 +322,15 @@ async fn a_player_that_returns_garbage_or_an_illegal_move() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_player_that_closes_the_connection_or_sends_ten_megabytes() {
     every_move_replaced(Act::Close, |e| e.starts_with("connection:")).await;
-    every_move_replaced(Act::Huge(10 * 1024 * 1024), |e| e.starts_with("http:")).await;
+    let ten_mb = 10 * 1024 * 1024;
+    every_move_replaced(Act::Huge(ten_mb), |e| {
+        e.starts_with("http: a reply of 10485760 bytes")
+    })
+    .await;
+    every_move_replaced(Act::HugeUnannounced(ten_mb), |e| {
+        e.starts_with("http: a reply larger than")
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -301,7 +340,7 @@ async fn a_player_that_dies_mid_match() {
         0 => Act::Reply("READY".into()),
         1 => Act::Reply("(play 2 2)".into()),
         2 => Act::Reply("wait".into()),
-        _ => Act::Close,
+        _ => Act::Die,
     })
     .await;
     let record = against(url).await;
@@ -309,70 +348,261 @@ async fn a_player_that_dies_mid_match() {
     assert_eq!(record.moves[0][0], "(play 2 2)");
     assert!(record.errors[0][0].is_empty() && record.errors[1][0].is_empty());
     assert_eq!(errors.len(), record.moves.len() - 2, "{errors:?}");
+    // The first request after its death reached it and was dropped; the rest were refused.
+    assert!(
+        errors.iter().all(|e| e.starts_with("connection:")),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1..].iter().all(|e| e.contains("refused")),
+        "{errors:?}"
+    );
 }
 
-/// Appendix B: the maze game, the manager's requests as the specification shows them.
+/// A good match between two HTTP players runs beside matches against every kind of bad
+/// player, all recorded in one database: it must not wait on any of them. The bad players'
+/// play clock is 10 s; a good match held up by any of them would take at least that long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_good_match_is_not_slowed_by_misbehaving_ones() {
+    let store = Store::open(&temp_db("beside.sqlite")).unwrap();
+    let clock = Duration::from_secs(10);
+    let ten_mb = 10 * 1024 * 1024;
+    let acts = [
+        Act::Hang,
+        Act::Late(Duration::from_secs(12), "wait".into()),
+        Act::Reply("((((".into()),
+        Act::Reply("(play 9 9)".into()),
+        Act::Close,
+        Act::Huge(ten_mb),
+        Act::HugeUnannounced(ten_mb),
+        Act::Die,
+    ];
+    let mut bad = Vec::new();
+    let mut logs = Vec::new();
+    for (k, act) in acts.into_iter().enumerate() {
+        let (url, seen) = scripted(ready_then(act)).await;
+        logs.push(seen);
+        let mut cfg = config(&format!("bad.{k}"), TICTACTOE);
+        (cfg.start_clock, cfg.play_clock) = (clock, clock);
+        let store = store.clone();
+        bad.push(tokio::spawn(async move {
+            play_recorded(
+                cfg,
+                vec![
+                    PlayerSpec::Url(url),
+                    PlayerSpec::Builtin(StrategyKind::Random),
+                ],
+                &store,
+            )
+            .await
+        }));
+    }
+    // Every bad player has been sent its first PLAY (START, then PLAY).
+    let waiting = Instant::now();
+    while logs.iter().any(|l| l.lock().unwrap().len() < 2) {
+        assert!(waiting.elapsed() < clock, "the bad matches did not start");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let x = real_player(StrategyKind::Random).await;
+    let o = real_player(StrategyKind::Legal).await;
+    let mut cfg = config("good", TICTACTOE);
+    (cfg.start_clock, cfg.play_clock) = (clock, clock);
+    let started = Instant::now();
+    let good = play_recorded(cfg, vec![PlayerSpec::Url(x), PlayerSpec::Url(o)], &store).await;
+    let took = started.elapsed();
+    assert!(
+        took < clock,
+        "the good match took {took:?}, as long as a bad player's clock"
+    );
+    well_formed(&good);
+    no_errors(&good);
+    let hanging = &bad[0];
+    assert!(!hanging.is_finished(), "the hanging player's match goes on");
+    for b in &bad {
+        b.abort();
+    }
+    let db = Database::open_existing(store.path()).unwrap();
+    assert_eq!(db.load("good").unwrap(), good);
+}
+
+/// Each step's write completes before the next PLAY is sent, even when it is slow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_step_is_recorded_before_the_next_play() {
+    let events = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = events.clone();
+    let (url, _) = scripted(move |body, _| {
+        if body.starts_with("(START") {
+            return Act::Reply("READY".into());
+        }
+        log.lock()
+            .unwrap()
+            .push(body.split_whitespace().next().unwrap().to_string());
+        Act::Reply("wait".into())
+    })
+    .await;
+    let log = events.clone();
+    let save = move |r: &MatchRecord| {
+        let (log, steps) = (log.clone(), r.moves.len());
+        async move {
+            // Every other write is slow.
+            if steps % 2 == 1 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            log.lock().unwrap().push(format!("recorded {steps}"));
+            Ok(())
+        }
+    };
+    let players = vec![
+        PlayerSpec::Url(url),
+        PlayerSpec::Builtin(StrategyKind::Legal),
+    ];
+    let mut cfg = config("ordered", TICTACTOE);
+    cfg.play_clock = Duration::from_secs(10);
+    let record = run_match(cfg, players, |_| {}, save).await.unwrap().record;
+    let n = record.moves.len();
+    // The record before START, then for each step k: PLAY, the record with k steps.
+    let mut expected = vec!["recorded 0".to_string()];
+    for k in 1..=n {
+        expected.push("(PLAY".into());
+        expected.push(format!("recorded {k}"));
+    }
+    expected.push("(STOP".into());
+    assert_eq!(*events.lock().unwrap(), expected);
+}
+
+/// 100 matches at once between two HTTP players (built-in strategies behind `ggp_play::serve`),
+/// all recorded in one database: every one completes, with no substitution.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_concurrent_matches_all_complete() {
+    let store = Store::open(&temp_db("hundred.sqlite")).unwrap();
+    let x = real_player(StrategyKind::Random).await;
+    let o = real_player(StrategyKind::Legal).await;
+    let matches: Vec<_> = (0..100)
+        .map(|k| {
+            let mut cfg = config(&format!("hundred.{k}"), TICTACTOE);
+            // Generous clocks: a loaded machine must not turn into substitutions.
+            (cfg.start_clock, cfg.play_clock) = (Duration::from_secs(60), Duration::from_secs(60));
+            cfg.seed = k;
+            let players = vec![PlayerSpec::Url(x.clone()), PlayerSpec::Url(o.clone())];
+            let store = store.clone();
+            tokio::spawn(async move { play_recorded(cfg, players, &store).await })
+        })
+        .collect();
+    let mut records = Vec::new();
+    for m in matches {
+        let record = m.await.unwrap();
+        well_formed(&record);
+        no_errors(&record);
+        records.push(record);
+    }
+    let db = Database::open_existing(store.path()).unwrap();
+    let listed = db.list().unwrap();
+    assert_eq!(listed.len(), 100);
+    for summary in &listed {
+        let k: usize = summary.match_id["hundred.".len()..].parse().unwrap();
+        assert_eq!(summary.status, "finished");
+        assert_eq!(summary.steps, records[k].moves.len());
+        assert_eq!(summary.goal_values, records[k].goal_values);
+    }
+    assert_eq!(db.load("hundred.42").unwrap(), records[42]);
+}
+
+/// Appendix B of the specification: the maze game. The manager's requests, header by header
+/// and body by body, are the ones the specification shows, up to letter case (GDL is
+/// case-insensitive; the manager prints terms in canonical lower case) and line breaks; the
+/// player's replies are the specification's, byte for byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_appendix_b_exchange() {
-    let rules = "(ROLE ROBOT) (INIT (CELL A)) (INIT (GOLD C)) (INIT (STEP 1))
-        (<= (NEXT (CELL ?Y)) (DOES ROBOT MOVE) (TRUE (CELL ?X)) (ADJACENT ?X ?Y))
-        (<= (NEXT (CELL ?X)) (DOES ROBOT GRAB) (TRUE (CELL ?X)))
-        (<= (NEXT (CELL ?X)) (DOES ROBOT DROP) (TRUE (CELL ?X)))
-        (<= (NEXT (GOLD ?X)) (DOES ROBOT MOVE) (TRUE (GOLD ?X)))
-        (<= (NEXT (GOLD I)) (DOES ROBOT GRAB) (TRUE (CELL ?X)) (TRUE (GOLD ?X)))
-        (<= (NEXT (GOLD I)) (DOES ROBOT GRAB) (TRUE (GOLD I)))
-        (<= (NEXT (GOLD ?Y)) (DOES ROBOT GRAB) (TRUE (CELL ?X)) (TRUE (GOLD ?Y)) (DISTINCT ?X ?Y))
-        (<= (NEXT (GOLD ?X)) (DOES ROBOT DROP) (TRUE (CELL ?X)) (TRUE (GOLD I)))
-        (<= (NEXT (GOLD ?X)) (DOES ROBOT DROP) (TRUE (GOLD ?X)) (DISTINCT ?X I))
-        (<= (NEXT (STEP ?Y)) (TRUE (STEP ?X)) (SUCC ?X ?Y))
-        (ADJACENT A B) (ADJACENT B C) (ADJACENT C D) (ADJACENT D A)
-        (SUCC 1 2) (SUCC 2 3) (SUCC 3 4) (SUCC 4 5) (SUCC 5 6) (SUCC 6 7) (SUCC 7 8) (SUCC 8 9) (SUCC 9 10)
-        (<= (LEGAL ROBOT MOVE)) (<= (LEGAL ROBOT GRAB) (TRUE (CELL ?X)) (TRUE (GOLD ?X)))
-        (<= (LEGAL ROBOT DROP) (TRUE (GOLD I)))
-        (<= (GOAL ROBOT 100) (TRUE (GOLD A))) (<= (GOAL ROBOT 0) (TRUE (GOLD ?X)) (DISTINCT ?X A))
-        (<= TERMINAL (TRUE (STEP 10))) (<= TERMINAL (TRUE (GOLD A)))";
-    // The player's replies of Appendix B: READY, then MOVE, MOVE, GRAB, MOVE, MOVE, DROP.
-    let replies = [
-        "READY", "MOVE", "MOVE", "GRAB", "MOVE", "MOVE", "DROP", "DONE",
+    // The START message of Appendix B, as printed there.
+    const SPEC_START: &str = "(START MATCH.3316980891 ROBOT
+((ROLE ROBOT) (INIT (CELL A)) (INIT (GOLD C)) (INIT (STEP 1))
+(<= (NEXT (CELL ?Y)) (DOES ROBOT MOVE) (TRUE (CELL ?X))
+(ADJACENT ?X ?Y)) (<= (NEXT (CELL ?X)) (DOES ROBOT GRAB)
+(TRUE (CELL ?X))) (<= (NEXT (CELL ?X)) (DOES ROBOT DROP)
+(TRUE (CELL ?X))) (<= (NEXT (GOLD ?X)) (DOES ROBOT MOVE)
+(TRUE (GOLD ?X))) (<= (NEXT (GOLD I)) (DOES ROBOT GRAB)
+(TRUE (CELL ?X)) (TRUE (GOLD ?X))) (<= (NEXT (GOLD I))
+(DOES ROBOT GRAB) (TRUE (GOLD I)))
+(<= (NEXT (GOLD ?Y)) (DOES ROBOT GRAB) (TRUE (CELL ?X))
+(TRUE (GOLD ?Y)) (DISTINCT ?X ?Y)) (<= (NEXT (GOLD ?X))
+(DOES ROBOT DROP) (TRUE (CELL ?X)) (TRUE (GOLD I)))
+(<= (NEXT (GOLD ?X)) (DOES ROBOT DROP) (TRUE (GOLD ?X))
+(DISTINCT ?X I)) (<= (NEXT (STEP ?Y)) (TRUE (STEP ?X))
+(SUCC ?X ?Y)) (ADJACENT A B) (ADJACENT B C) (ADJACENT C D)
+(ADJACENT D A) (SUCC 1 2) (SUCC 2 3) (SUCC 3 4) (SUCC 4 5)
+(SUCC 5 6) (SUCC 6 7) (SUCC 7 8) (SUCC 8 9) (SUCC 9 10)
+(<= (LEGAL ROBOT MOVE)) (<= (LEGAL ROBOT GRAB)
+(TRUE (CELL ?X)) (TRUE (GOLD ?X))) (<= (LEGAL ROBOT DROP)
+(TRUE (GOLD I))) (<= (GOAL ROBOT 100) (TRUE (GOLD A)))
+(<= (GOAL ROBOT 0) (TRUE (GOLD ?X)) (DISTINCT ?X A))
+(<= TERMINAL (TRUE (STEP 10))) (<= TERMINAL (TRUE (GOLD A))))
+30 30)";
+    // The rest of the exchange: each request of the manager, and the player's reply.
+    let exchange = [
+        ("(PLAY MATCH.3316980891 NIL)", "MOVE"),
+        ("(PLAY MATCH.3316980891 (MOVE))", "MOVE"),
+        ("(PLAY MATCH.3316980891 (MOVE))", "GRAB"),
+        ("(PLAY MATCH.3316980891 (GRAB))", "MOVE"),
+        ("(PLAY MATCH.3316980891 (MOVE))", "MOVE"),
+        ("(PLAY MATCH.3316980891 (MOVE))", "DROP"),
+        ("(STOP MATCH.3316980891 (DROP))", "DONE"),
     ];
-    let (url, seen) =
-        scripted(move |_, n| Act::Reply(replies.get(n).copied().unwrap_or("DONE").into())).await;
-    let mut cfg = config("MATCH.3316980891", rules);
-    cfg.start_clock = Duration::from_secs(30);
-    cfg.play_clock = Duration::from_secs(30);
-    let record = play(cfg, vec![PlayerSpec::Url(url)]).await;
-    assert!(
-        record.errors.iter().flatten().all(String::is_empty),
-        "{:?}",
-        record.errors
-    );
-    assert_eq!(record.goal_values, [100]);
-    let seen = seen.lock().unwrap().clone();
-    let bodies: Vec<&str> = seen
-        .iter()
-        .map(|r| r.split_once("\r\n\r\n").unwrap().1)
+    let Request::Start(start) = Request::parse(SPEC_START).unwrap() else {
+        panic!("Appendix B's first message is a START");
+    };
+    let reply = |body: &str| {
+        format!(
+            "HTTP/1.0 200 OK\r\nContent-type: text/acl\r\nContent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let replies: Vec<String> = std::iter::once("READY")
+        .chain(exchange.iter().map(|(_, r)| *r))
+        .map(reply)
         .collect();
-    // Terms are printed in canonical (lower-case) text; GDL is case-insensitive.
-    assert!(
-        bodies[0]
-            .to_uppercase()
-            .starts_with("(START MATCH.3316980891 ROBOT ((ROLE ROBOT) (INIT (CELL A))"),
-        "{}",
-        bodies[0]
-    );
-    assert!(bodies[0].ends_with(") 30 30)"));
-    assert_eq!(bodies[1], "(PLAY MATCH.3316980891 NIL)");
-    assert_eq!(bodies[2], "(PLAY MATCH.3316980891 (move))");
-    assert_eq!(bodies[4], "(PLAY MATCH.3316980891 (grab))");
-    assert_eq!(bodies.last().unwrap(), &"(STOP MATCH.3316980891 (drop))");
-    let head = seen[1].split_once("\r\n\r\n").unwrap().0;
-    assert!(head.starts_with("POST / HTTP/1.0\r\n"), "{head}");
-    for header in [
-        "Sender: GAMEMASTER",
-        "Receiver: GAMEPLAYER",
-        "Content-Type: text/acl",
-        "Content-Length: 27",
-    ] {
-        assert!(head.contains(header), "{header} in {head}");
+    let (url, seen) = scripted(move |_, n| Act::Raw(replies[n].clone())).await;
+    let cfg = MatchConfig {
+        match_id: start.match_id.clone(),
+        game_name: "maze".into(),
+        rules: start.rules.clone(),
+        start_clock: Duration::from_secs(start.start_clock),
+        play_clock: Duration::from_secs(start.play_clock),
+        grace: Duration::from_secs(1),
+        seed: 1,
+    };
+    let record = play(cfg, vec![PlayerSpec::Url(url)]).await;
+    no_errors(&record);
+    assert_eq!(record.goal_values, [100]);
+    assert_eq!(record.moves.len(), 6);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1 + exchange.len(), "{seen:#?}");
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let expected = std::iter::once(SPEC_START).chain(exchange.iter().map(|(m, _)| *m));
+    for (raw, spec) in seen.iter().zip(expected) {
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        assert_eq!(words(body).to_uppercase(), words(spec), "{body}");
+        // Appendix B's headers, in its order; the manager adds Host, which HTTP/1.1 requires.
+        let lines: Vec<String> = head
+            .lines()
+            .filter(|l| !l.to_ascii_lowercase().starts_with("host:"))
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let length = body.len();
+        assert_eq!(
+            lines,
+            [
+                "post / http/1.0".to_string(),
+                "accept: text/delim".into(),
+                "sender: gamemaster".into(),
+                "receiver: gameplayer".into(),
+                "content-type: text/acl".into(),
+                format!("content-length: {length}"),
+            ],
+            "{head}"
+        );
+        if !spec.starts_with("(START") {
+            // The requests after START have the lengths Appendix B gives (27 and 30).
+            assert_eq!(length, spec.len());
+        }
     }
 }

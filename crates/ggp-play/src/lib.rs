@@ -10,5 +10,6 @@ mod strategy;
 
 pub use server::{PlayerConfig, serve};
 pub use strategy::{
-    Game, LegalStrategy, RandomStrategy, Strategy, StrategyFactory, StrategyKind, load,
+    Game, LegalStrategy, Machine, RandomStrategy, State, Strategy, StrategyFactory, StrategyKind,
+    load,
 };

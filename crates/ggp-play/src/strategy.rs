@@ -2,22 +2,29 @@
 
 use std::time::Instant;
 
-use gdl_reason::{ReferenceMachine, ReferenceState, RoleIndex, StateMachine, TermId};
+use gdl_reason::{ReferenceMachine, RoleIndex, StateMachine, TermId};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
+/// The reasoner the players and the Game Manager play with. Together with [`load`], the one
+/// place that names an engine: switching engines is a change here.
+pub type Machine = ReferenceMachine;
+
+/// A state of a [`Machine`].
+pub type State = <Machine as StateMachine>::State;
+
 /// A match as a player sees it: the rules as a state machine, the current state, its role.
 pub struct Game {
-    pub machine: ReferenceMachine,
-    pub state: ReferenceState,
+    pub machine: Machine,
+    pub state: State,
     pub role: RoleIndex,
 }
 
 /// Reads rules into a state machine, or gives the first error that keeps them from being
 /// played (`E001: unsafe rule: …`).
-pub fn load(rules: &str) -> Result<ReferenceMachine, String> {
-    ReferenceMachine::from_text(rules).map_err(|d| {
+pub fn load(rules: &str) -> Result<Machine, String> {
+    Machine::from_text(rules).map_err(|d| {
         d.first()
             .map(|d| format!("{}: {}", d.code, d.message))
             .unwrap_or_default()

@@ -339,6 +339,40 @@ impl fmt::Display for Reply {
     }
 }
 
+impl Reply {
+    /// Reads a player's reply to `request`, as the protocol expects it: READY to START and
+    /// PREVIEW, a move to PLAY (one term, as written, whitespace collapsed), DONE to STOP,
+    /// ABORTED to ABORT, an INFO reply to INFO. BUSY is accepted in place of READY or an INFO
+    /// reply. Keywords in any letter case; whitespace around the reply is ignored.
+    pub fn parse_for(request: &Request, text: &str) -> Result<Reply, ProtocolError> {
+        let trimmed = text.trim();
+        let offset = text.len() - text.trim_start().len();
+        let keyword = |word: &str, reply: Reply| {
+            if trimmed.eq_ignore_ascii_case(word) {
+                Ok(reply)
+            } else {
+                Err(error(format!("expected {word}, found `{trimmed}`"), offset))
+            }
+        };
+        let busy = trimmed.eq_ignore_ascii_case("BUSY");
+        match request {
+            Request::Start(_) | Request::Preview { .. } if busy => Ok(Reply::Busy),
+            Request::Info if busy => Ok(Reply::Busy),
+            Request::Start(_) | Request::Preview { .. } => keyword("READY", Reply::Ready),
+            Request::Stop { .. } => keyword("DONE", Reply::Done),
+            Request::Abort { .. } => keyword("ABORTED", Reply::Aborted),
+            Request::Info => InfoReply::parse(text).map(Reply::Info),
+            Request::Play { .. } => match move_candidates(text) {
+                Some(candidates) => Ok(Reply::Move(candidates[0].clone())),
+                None => Err(error(
+                    format!("expected a move (one term), found `{trimmed}`"),
+                    offset,
+                )),
+            },
+        }
+    }
+}
+
 impl InfoReply {
     /// Reads an INFO reply: a list of `(key value)` pairs (keys in any case; a value of more
     /// than one word is kept as written), or one atom, taken as the status.

@@ -194,6 +194,72 @@ fn replies() {
 }
 
 #[test]
+fn replies_are_read_for_the_request_they_answer() {
+    let start = Request::parse(APPENDIX_B_START).unwrap();
+    let play = Request::parse("(PLAY m NIL)").unwrap();
+    let stop = Request::parse("(STOP m (drop))").unwrap();
+    let abort = Request::parse("(ABORT m)").unwrap();
+    let preview = Request::parse("(PREVIEW ((role a)) 5)").unwrap();
+    // Appendix B's replies, and the same in other cases and with whitespace.
+    assert_eq!(Reply::parse_for(&start, "READY").unwrap(), Reply::Ready);
+    assert_eq!(
+        Reply::parse_for(&start, " ready\r\n").unwrap(),
+        Reply::Ready
+    );
+    assert_eq!(Reply::parse_for(&start, "busy").unwrap(), Reply::Busy);
+    assert_eq!(Reply::parse_for(&preview, "Ready").unwrap(), Reply::Ready);
+    assert_eq!(
+        Reply::parse_for(&play, "MOVE").unwrap(),
+        Reply::Move("MOVE".into())
+    );
+    assert_eq!(
+        Reply::parse_for(&play, "(MARK  2\n2)").unwrap(),
+        Reply::Move("(MARK 2 2)".into())
+    );
+    assert_eq!(Reply::parse_for(&stop, "DONE").unwrap(), Reply::Done);
+    assert_eq!(Reply::parse_for(&abort, "aborted").unwrap(), Reply::Aborted);
+    assert_eq!(
+        Reply::parse_for(&Request::Info, "BUSY").unwrap(),
+        Reply::Busy
+    );
+    assert_eq!(
+        Reply::parse_for(&Request::Info, "((name p) (status available))").unwrap(),
+        Reply::Info(InfoReply {
+            name: Some("p".into()),
+            status: Some("available".into()),
+            other: vec![],
+        })
+    );
+    // Every reply prints back as it reads.
+    for (request, reply) in [
+        (&start, Reply::Ready),
+        (&stop, Reply::Done),
+        (&abort, Reply::Aborted),
+        (&play, Reply::Move("(mark 1 1)".into())),
+    ] {
+        assert_eq!(
+            Reply::parse_for(request, &reply.to_string()).unwrap(),
+            reply
+        );
+    }
+    // The wrong reply says what was expected.
+    let cases = [
+        (&start, "DONE", "expected READY, found `DONE`", 0),
+        (&stop, "  READY", "expected DONE, found `READY`", 2),
+        (&abort, "DONE", "expected ABORTED", 0),
+        (&play, "", "expected a move (one term)", 0),
+        (&play, "(mark 1", "expected a move (one term)", 0),
+        (&play, "a b", "expected a move (one term), found `a b`", 0),
+    ];
+    for (request, text, message, offset) in cases {
+        let e = Reply::parse_for(request, text).unwrap_err();
+        assert!(e.message.contains(message), "{text}: {e}");
+        assert_eq!(e.offset, offset, "{text}: {e}");
+    }
+    assert!(Reply::parse_for(&Request::Info, "((name))").is_err());
+}
+
+#[test]
 fn move_replies_and_what_they_may_mean() {
     assert_eq!(move_candidates("(MARK 2 2)").unwrap(), ["(MARK 2 2)"]);
     assert_eq!(move_candidates("  MOVE\r\n").unwrap(), ["MOVE"]);

@@ -33,6 +33,8 @@ enum Command {
     Player(cmd::player::Args),
     /// Run a match between players (built-in or over HTTP) with clocks, and record it.
     Match(cmd::matches::Args),
+    /// The recorded matches: list them, show one, export one as ggp.org match JSON.
+    Matches(cmd::records::Args),
 }
 
 /// Exit status: the command succeeded.
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
+        Command::Matches(args) => cmd::records::run(args),
     };
     ExitCode::from(status)
 }

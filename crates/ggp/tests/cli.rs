@@ -3,13 +3,25 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
-fn ggp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ggp"))
+/// The `ggp` binary, run in the workspace, with its data directory (where the match database
+/// lives by default) under the target directory.
+fn ggp_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ggp"));
+    command
         .args(args)
         .current_dir(workspace())
-        .output()
-        .expect("run ggp")
+        .env("XDG_DATA_HOME", data_home());
+    command
+}
+
+fn ggp(args: &[&str]) -> Output {
+    ggp_command(args).output().expect("run ggp")
+}
+
+fn data_home() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/data")
 }
 
 fn workspace() -> PathBuf {
@@ -307,6 +319,20 @@ fn a_demo_match_between_built_in_players() {
         record["states"].as_array().unwrap().len(),
         record["moves"].as_array().unwrap().len() + 1
     );
+    // Recorded in the default database, under the data directory.
+    let id = record["matchId"].as_str().unwrap();
+    let db = data_home().join("ggp/matches.sqlite");
+    assert!(
+        stdout.contains(&format!(
+            "match {id} (finished) is recorded in {}",
+            db.display()
+        )),
+        "{stdout}"
+    );
+    let out = ggp(&["matches", "export", id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(exported, record, "the database and the JSON file agree");
     let out = ggp(&["match", "games/tictactoe.kif", "--player", "random"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -323,4 +349,396 @@ fn a_demo_match_between_built_in_players() {
         "random",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A database path for one test, with no file left from an earlier run.
+fn temp_db(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/db");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
+
+/// Starts `ggp player` on a free port; returns the process and its URL.
+fn spawn_player(strategy: &str) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = ggp_command(&[
+        "player",
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--strategy",
+        strategy,
+    ])
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let address = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, format!("http://{address}"))
+}
+
+/// `ggp matches export ID --db FILE`, parsed.
+fn export(db: &Path, id: &str) -> serde_json::Value {
+    let out = ggp(&["matches", "export", id, "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn array_len(value: &serde_json::Value) -> usize {
+    value.as_array().unwrap().len()
+}
+
+#[test]
+fn a_match_between_two_ggp_player_processes() {
+    let (mut x, x_url) = spawn_player("random");
+    let (mut o, o_url) = spawn_player("legal");
+    let db = temp_db("processes.sqlite");
+    let out = ggp(&[
+        "match",
+        "games/tictactoe.kif",
+        "--player",
+        &x_url,
+        "--player",
+        &o_url,
+        "--db",
+        db.to_str().unwrap(),
+        "--id",
+        "processes",
+    ]);
+    for p in [&mut x, &mut o] {
+        p.kill().unwrap();
+        p.wait().unwrap();
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record = export(&db, "processes");
+    assert_eq!(record["isCompleted"], true);
+    assert_eq!(record["isAborted"], false);
+    assert_eq!(
+        record["playerNamesFromHost"],
+        serde_json::json!([x_url, o_url])
+    );
+    let moves = array_len(&record["moves"]);
+    assert!(moves >= 5, "{record}");
+    assert_eq!(array_len(&record["states"]), moves + 1);
+    assert_eq!(array_len(&record["errors"]), moves + 1);
+    assert_eq!(array_len(&record["stateTimes"]), moves + 1);
+    let errors: Vec<&serde_json::Value> = record["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap())
+        .filter(|e| *e != "")
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let goals: Vec<u64> = record["goalValues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_u64().unwrap())
+        .collect();
+    assert!(
+        matches!(goals.as_slice(), [100, 0] | [0, 100] | [50, 50]),
+        "{goals:?}"
+    );
+    for key in [
+        "randomToken",
+        "startTime",
+        "rules",
+        "startClock",
+        "playClock",
+    ] {
+        assert!(record.get(key).is_some(), "{key}");
+    }
+    // Listed, and shown for people.
+    let out = ggp(&["matches", "list", "--db", db.to_str().unwrap()]);
+    let listing = text(&out.stdout);
+    assert!(listing.starts_with("id "), "{listing}");
+    let line = listing
+        .lines()
+        .find(|l| l.starts_with("processes "))
+        .unwrap();
+    assert!(
+        line.contains("tictactoe") && line.contains("finished"),
+        "{line}"
+    );
+    assert!(line.contains(&format!("  {moves}  ")), "{line}");
+    let out = ggp(&["matches", "show", "processes", "--db", db.to_str().unwrap()]);
+    let shown = text(&out.stdout);
+    assert!(shown.contains("status   finished\n"), "{shown}");
+    assert!(shown.contains(&format!("steps    {moves}\n")), "{shown}");
+    assert!(shown.contains(&x_url) && shown.contains(&o_url), "{shown}");
+}
+
+/// A player for the tests that interrupt `ggp match`: READY to START, `wait` to the first
+/// `quick` PLAYs, no answer to any later PLAY, ABORTED to ABORT. Every request's body is sent
+/// down the channel as it arrives.
+fn stalling_player(quick: usize) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = Arc::new(Mutex::new(tx));
+    let plays = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let (tx, plays) = (tx.clone(), plays.clone());
+            std::thread::spawn(move || {
+                let mut data = Vec::new();
+                let mut buf = [0u8; 8192];
+                let body = loop {
+                    let Ok(n) = stream.read(&mut buf) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let received = String::from_utf8_lossy(&data).into_owned();
+                    if let Some((head, body)) = received.split_once("\r\n\r\n") {
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap())
+                            })
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            break body.to_string();
+                        }
+                    }
+                };
+                let reply = if body.starts_with("(START") {
+                    Some("READY")
+                } else if body.starts_with("(PLAY") {
+                    (plays.fetch_add(1, Ordering::SeqCst) < quick).then_some("wait")
+                } else if body.starts_with("(ABORT") {
+                    Some("ABORTED")
+                } else {
+                    Some("DONE")
+                };
+                let _ = tx.lock().unwrap().send(body);
+                match reply {
+                    Some(reply) => {
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\nContent-Length: {}\r\n\r\n{reply}",
+                            reply.len()
+                        );
+                    }
+                    // Hold the connection open, unanswered, until the test process ends.
+                    None => std::thread::sleep(Duration::from_secs(600)),
+                }
+            });
+        }
+    });
+    (url, rx)
+}
+
+/// Starts `ggp match` against a stalling player (x) and the built-in legal player (o), and
+/// waits until the player has received its fourth PLAY: three steps have been played.
+/// Returns the process and the bodies of the PLAY requests.
+fn match_stalled_after_three_steps(
+    db: &Path,
+    id: &str,
+) -> (
+    std::process::Child,
+    Vec<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let (url, requests) = stalling_player(3);
+    let child = ggp_command(&[
+        "match",
+        "games/tictactoe.kif",
+        "--player",
+        &url,
+        "--player",
+        "legal",
+        "--db",
+        db.to_str().unwrap(),
+        "--id",
+        id,
+        "--playclock",
+        "300",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut plays = Vec::new();
+    while plays.len() < 4 {
+        let body = requests
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the match goes on");
+        if body.starts_with("(PLAY") {
+            plays.push(body);
+        }
+    }
+    (child, plays, requests)
+}
+
+/// The joint moves PLAY requests carried (the first carries none).
+fn moves_of(plays: &[String]) -> Vec<Vec<String>> {
+    plays[1..]
+        .iter()
+        .map(|p| match ggp_protocol::Request::parse(p).unwrap() {
+            ggp_protocol::Request::Play {
+                moves: Some(moves), ..
+            } => moves,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+fn recorded_moves(record: &serde_json::Value) -> Vec<Vec<String>> {
+    serde_json::from_value(record["moves"].clone()).unwrap()
+}
+
+#[test]
+fn kill_9_mid_match_leaves_every_played_step_in_the_database() {
+    let db = temp_db("killed.sqlite");
+    let (mut child, plays, _requests) = match_stalled_after_three_steps(&db, "killed");
+    // SIGKILL: no chance to clean up.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let record = export(&db, "killed");
+    assert_eq!(record["isCompleted"], false);
+    assert_eq!(record["isAborted"], false);
+    // Every step played (each announced to the player by the next PLAY) is there.
+    assert_eq!(recorded_moves(&record), moves_of(&plays));
+    assert_eq!(array_len(&record["states"]), 4);
+    assert_eq!(array_len(&record["errors"]), 4);
+    // x answered `wait` on its own turns: those moves were replaced, and recorded so.
+    assert_eq!(record["errors"][0][0], "illegal: wait");
+    let out = ggp(&["matches", "show", "killed", "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("status   unfinished\n"), "{shown}");
+    assert!(shown.contains("steps    3\n"), "{shown}");
+    assert!(shown.contains("    1  x: illegal: wait\n"), "{shown}");
+    let out = ggp(&["matches", "list", "--db", db.to_str().unwrap()]);
+    assert!(
+        text(&out.stdout).contains("unfinished"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn ctrl_c_sends_abort_and_records_the_match_as_aborted() {
+    let db = temp_db("interrupted.sqlite");
+    let (mut child, plays, requests) = match_stalled_after_three_steps(&db, "interrupted");
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let abort = requests
+        .recv_timeout(Duration::from_secs(60))
+        .expect("an ABORT");
+    assert_eq!(abort, "(ABORT interrupted)");
+    let record = export(&db, "interrupted");
+    assert_eq!(record["isAborted"], true);
+    assert_eq!(record["isCompleted"], false);
+    assert_eq!(recorded_moves(&record), moves_of(&plays));
+    let out = ggp(&[
+        "matches",
+        "show",
+        "interrupted",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out.stdout).contains("status   aborted\n"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn bad_databases_and_ids_are_clear_errors() {
+    let game = "games/tictactoe.kif";
+    let fails = |args: &[&str], expected: &str| {
+        let out = ggp(args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    };
+    let missing = temp_db("missing.sqlite");
+    let missing = missing.to_str().unwrap();
+    fails(
+        &["matches", "list", "--db", missing],
+        "there is no match database at",
+    );
+    let garbage = temp_db("garbage.sqlite");
+    std::fs::write(
+        &garbage,
+        "this is not a database, not even close ".repeat(200),
+    )
+    .unwrap();
+    let garbage = garbage.to_str().unwrap();
+    fails(
+        &["matches", "list", "--db", garbage],
+        "is not a match database",
+    );
+    fails(
+        &[
+            "match", game, "--player", "random", "--player", "random", "--db", garbage,
+        ],
+        "is not a match database",
+    );
+    let file = temp_db("plain-file");
+    std::fs::write(&file, "").unwrap();
+    let under_file = file.join("matches.sqlite");
+    fails(
+        &[
+            "match",
+            game,
+            "--player",
+            "random",
+            "--player",
+            "random",
+            "--db",
+            under_file.to_str().unwrap(),
+        ],
+        "cannot create the directory",
+    );
+    let db = temp_db("ids.sqlite");
+    let db = db.to_str().unwrap();
+    let out = ggp(&[
+        "match", game, "--player", "random", "--player", "legal", "--db", db, "--id", "one",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    fails(&["matches", "show", "two", "--db", db], "no match `two` in");
+    fails(
+        &["matches", "export", "two", "--db", db],
+        "no match `two` in",
+    );
+    // The same id again: refused before the match starts.
+    let out = ggp(&[
+        "match", game, "--player", "random", "--player", "legal", "--db", db, "--id", "one",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("a match with the id `one` is already recorded"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
 }

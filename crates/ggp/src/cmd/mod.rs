@@ -4,6 +4,7 @@ pub mod convert;
 pub mod fmt;
 pub mod matches;
 pub mod player;
+pub mod records;
 pub mod replay;
 
 /// The reasoners a command can run on.

@@ -1,0 +1,840 @@
+//! Durable match records: a SQLite database in WAL mode, a row per match and a row per step,
+//! every step committed (and synced to disk) before the manager sends the next PLAY.
+//!
+//! [`Database`] is the synchronous view: open (creating and migrating the schema), read
+//! ([`Database::list`], [`Database::load`]) and write. [`Store`] runs a `Database` on a writer
+//! thread of its own for the async matches: every match's writes go through one channel and
+//! are committed in groups (one transaction and one sync for all the writes waiting at that
+//! moment), and the future of each write completes once it is durable, so many matches share
+//! one database without blocking the async runtime or each other.
+//!
+//! The schema's version is SQLite's `user_version`; [`MIGRATIONS`] take a database from any
+//! older version to the current one when it is opened, and a database written by a newer
+//! version is refused rather than misread.
+
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use tokio::sync::oneshot;
+
+use crate::record::MatchRecord;
+
+/// The schema: migration `k` takes a database from `user_version` k to k + 1. Append only.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: matches and their steps. `roles`, `players`, `goal_values`, `moves` and `errors` are
+    // JSON arrays in role order; times are milliseconds since the Unix epoch. Step `k` (from 1)
+    // holds the joint move made in state k - 1, its errors, and the state k it led to.
+    "CREATE TABLE matches (
+        id            INTEGER PRIMARY KEY,
+        match_id      TEXT NOT NULL UNIQUE,
+        game_name     TEXT NOT NULL,
+        rules         TEXT NOT NULL,
+        random_token  TEXT NOT NULL,
+        start_time    INTEGER NOT NULL,
+        start_clock   INTEGER NOT NULL,
+        play_clock    INTEGER NOT NULL,
+        roles         TEXT NOT NULL,
+        players       TEXT NOT NULL,
+        initial_state TEXT NOT NULL,
+        initial_time  INTEGER NOT NULL,
+        status        TEXT NOT NULL CHECK (status IN ('unfinished', 'finished', 'aborted')),
+        goal_values   TEXT NOT NULL,
+        end_time      INTEGER
+    );
+    CREATE TABLE steps (
+        match_ref  INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
+        step       INTEGER NOT NULL CHECK (step >= 1),
+        moves      TEXT NOT NULL,
+        errors     TEXT NOT NULL,
+        state      TEXT NOT NULL,
+        state_time INTEGER NOT NULL,
+        PRIMARY KEY (match_ref, step)
+    ) WITHOUT ROWID;
+    CREATE INDEX matches_by_start ON matches (start_time, id);",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// How long a write waits for another process's lock before giving up.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Writes committed together at most.
+const MAX_BATCH: usize = 512;
+
+/// What kind of failure a [`StoreError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// The file or its directory cannot be created, opened or written.
+    Open,
+    /// Another process held a lock on the database for longer than the busy timeout.
+    Locked,
+    /// The file is not a match database: not SQLite, damaged, or someone else's tables.
+    NotADatabase,
+    /// The database was written by a newer version of ggp.
+    NewerSchema,
+    /// A match with this id is already recorded.
+    Duplicate,
+    /// No such match (or no database at the path).
+    NotFound,
+    /// The writer thread is gone.
+    Closed,
+    /// Anything else SQLite reports (a full disk, say).
+    Other,
+}
+
+/// Why the match database could not do what was asked; the message names the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError {
+    pub kind: StoreErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+fn store_error(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
+    StoreError {
+        kind,
+        message: message.into(),
+    }
+}
+
+/// Translates a SQLite error into one that says what happened to which file.
+fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    let file = path.display();
+    let code = e.sqlite_error_code();
+    match code {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => store_error(
+            StoreErrorKind::Locked,
+            format!("the match database {file} is locked by another process ({e})"),
+        ),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => store_error(
+            StoreErrorKind::NotADatabase,
+            format!("{file} is not a match database, or it is damaged ({e})"),
+        ),
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
+            store_error(
+                StoreErrorKind::Open,
+                format!("cannot open the match database {file} for writing ({e})"),
+            )
+        }
+        Some(ErrorCode::DiskFull) => store_error(
+            StoreErrorKind::Other,
+            format!("cannot write the match database {file}: the disk is full"),
+        ),
+        _ => store_error(
+            StoreErrorKind::Other,
+            format!("the match database {file}: {e}"),
+        ),
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// One line of [`Database::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchSummary {
+    pub match_id: String,
+    pub game_name: String,
+    /// Milliseconds since the Unix epoch.
+    pub start_time: u64,
+    /// `finished`, `aborted` or `unfinished`.
+    pub status: String,
+    /// Joint moves recorded.
+    pub steps: usize,
+    pub roles: Vec<String>,
+    pub players: Vec<String>,
+    /// Empty unless finished.
+    pub goal_values: Vec<u8>,
+}
+
+/// The fixed facts of a match, written once.
+#[derive(Clone, Debug)]
+struct Header {
+    game_name: String,
+    rules: String,
+    random_token: String,
+    start_time: u64,
+    start_clock: u64,
+    play_clock: u64,
+    roles: Vec<String>,
+    players: Vec<String>,
+    initial_state: String,
+    initial_time: u64,
+}
+
+/// A step as stored: the joint move, its errors, the state it led to and when.
+#[derive(Clone, Debug)]
+struct StepRow {
+    moves: Vec<String>,
+    errors: Vec<String>,
+    state: String,
+    time: u64,
+}
+
+/// What one write adds: the match itself the first time, the steps played since the last
+/// write, and the match's status.
+#[derive(Clone, Debug)]
+pub struct Update {
+    match_id: String,
+    header: Option<Header>,
+    /// The number of `steps[0]` (the first step is 1).
+    first_step: usize,
+    steps: Vec<StepRow>,
+    status: &'static str,
+    goal_values: Vec<u8>,
+}
+
+impl Update {
+    /// What `record` adds to a database that has the first `written` steps of it (and the
+    /// match itself unless `new`).
+    pub fn since(record: &MatchRecord, new: bool, written: usize) -> Update {
+        let header = new.then(|| Header {
+            game_name: record.game_name.clone(),
+            rules: record.rules.clone(),
+            random_token: record.random_token.clone(),
+            start_time: record.start_time,
+            start_clock: record.start_clock,
+            play_clock: record.play_clock,
+            roles: record.game_role_names.clone(),
+            players: record.player_names_from_host.clone(),
+            initial_state: record.states.first().cloned().unwrap_or_default(),
+            initial_time: record
+                .state_times
+                .first()
+                .copied()
+                .unwrap_or(record.start_time),
+        });
+        let steps = (written..record.moves.len())
+            .map(|k| StepRow {
+                moves: record.moves[k].clone(),
+                errors: record.errors.get(k).cloned().unwrap_or_default(),
+                state: record.states.get(k + 1).cloned().unwrap_or_default(),
+                time: record.state_times.get(k + 1).copied().unwrap_or_default(),
+            })
+            .collect();
+        Update {
+            match_id: record.match_id.clone(),
+            header,
+            first_step: written + 1,
+            steps,
+            status: record.status(),
+            goal_values: record.goal_values.clone(),
+        }
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serialises")
+}
+
+/// A match database, opened on this thread.
+pub struct Database {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Database {
+    /// Opens the database at `path`, creating it (and its directory) if need be, and brings
+    /// its schema up to date.
+    pub fn open(path: &Path) -> Result<Database, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                store_error(
+                    StoreErrorKind::Open,
+                    format!(
+                        "cannot create the directory {} for the match database: {e}",
+                        dir.display()
+                    ),
+                )
+            })?;
+        }
+        Database::open_with(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        )
+    }
+
+    /// Opens an existing database (for reading what it holds): no file is created.
+    pub fn open_existing(path: &Path) -> Result<Database, StoreError> {
+        if !path.is_file() {
+            return Err(store_error(
+                StoreErrorKind::NotFound,
+                format!("there is no match database at {}", path.display()),
+            ));
+        }
+        Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+    }
+
+    fn open_with(path: &Path, flags: OpenFlags) -> Result<Database, StoreError> {
+        let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
+        let mut db = Database {
+            conn,
+            path: path.to_path_buf(),
+        };
+        db.set_busy_timeout(DEFAULT_BUSY_TIMEOUT)?;
+        // WAL: readers never block the writer, and a process killed mid-write leaves the last
+        // committed step in place. FULL: each commit is synced, so it survives a power cut too.
+        db.conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| {
+                row.get::<_, String>(0)
+            })
+            .map_err(|e| db.error(e))?;
+        db.conn
+            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| db.error(e))?;
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// The file this database lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How long to wait for another process's lock before failing with
+    /// [`StoreErrorKind::Locked`].
+    pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(timeout).map_err(|e| self.error(e))
+    }
+
+    fn error(&self, e: rusqlite::Error) -> StoreError {
+        sql_error(&self.path, e)
+    }
+
+    /// The schema version of the file.
+    pub fn schema_version(&self) -> Result<usize, StoreError> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |row| row.get::<_, i64>(0))
+            .map(|v| v as usize)
+            .map_err(|e| self.error(e))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let newer = |version: usize, path: &Path| {
+            store_error(
+                StoreErrorKind::NewerSchema,
+                format!(
+                    "the match database {} has schema version {version}, newer than this ggp knows ({SCHEMA_VERSION}); use a newer ggp",
+                    path.display()
+                ),
+            )
+        };
+        let version = self.schema_version()?;
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        if version > SCHEMA_VERSION {
+            return Err(newer(version, &self.path));
+        }
+        let path = self.path.clone();
+        let fail = |e| sql_error(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        // Another process may have migrated it meanwhile.
+        let version = tx
+            .query_row("PRAGMA user_version", [], |row| row.get::<_, i64>(0))
+            .map_err(fail)? as usize;
+        if version > SCHEMA_VERSION {
+            return Err(newer(version, &path));
+        }
+        if version == 0 {
+            let tables: i64 = tx
+                .query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+                    [],
+                    |row| row.get(0),
+                )
+                .map_err(fail)?;
+            if tables > 0 {
+                return Err(store_error(
+                    StoreErrorKind::NotADatabase,
+                    format!(
+                        "{} is a SQLite database, but not a match database (it has other tables)",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+        for migration in &MIGRATIONS[version..] {
+            tx.execute_batch(migration).map_err(fail)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION as i64)
+            .map_err(fail)?;
+        tx.commit().map_err(fail)
+    }
+
+    /// Writes one update in a transaction of its own.
+    pub fn write(&mut self, update: &Update) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sql_error(&path, e))?;
+        apply(&tx, &path, update)?;
+        tx.commit().map_err(|e| sql_error(&path, e))
+    }
+
+    /// Marks an unfinished match as aborted; `false` if there is no such unfinished match.
+    pub fn abort(&mut self, match_id: &str) -> Result<bool, StoreError> {
+        abort(&self.conn, match_id).map_err(|e| self.error(e))
+    }
+
+    /// Runs a batch of jobs in one transaction, each in a savepoint of its own so that one
+    /// failing write (a duplicate match id) does not undo the others; then answers each.
+    fn commit_batch(&mut self, jobs: Vec<Job>) {
+        let path = self.path.clone();
+        let mut outcomes: Vec<Result<bool, StoreError>> = Vec::with_capacity(jobs.len());
+        match self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+        {
+            Err(e) => {
+                let e = sql_error(&path, e);
+                outcomes.extend(jobs.iter().map(|_| Err(e.clone())));
+            }
+            Ok(mut tx) => {
+                for job in &jobs {
+                    let outcome = match tx.savepoint() {
+                        Err(e) => Err(sql_error(&path, e)),
+                        Ok(sp) => {
+                            let done = match job {
+                                Job::Write(update, _) => apply(&sp, &path, update).map(|()| true),
+                                Job::Abort(match_id, _) => {
+                                    abort(&sp, match_id).map_err(|e| sql_error(&path, e))
+                                }
+                                Job::Flush(_) => Ok(true),
+                            };
+                            match done {
+                                Ok(done) => {
+                                    sp.commit().map(|()| done).map_err(|e| sql_error(&path, e))
+                                }
+                                // Dropping the savepoint rolls this job back.
+                                Err(e) => Err(e),
+                            }
+                        }
+                    };
+                    outcomes.push(outcome);
+                }
+                if let Err(e) = tx.commit() {
+                    let e = sql_error(&path, e);
+                    for outcome in &mut outcomes {
+                        if outcome.is_ok() {
+                            *outcome = Err(e.clone());
+                        }
+                    }
+                }
+            }
+        }
+        for (job, outcome) in jobs.into_iter().zip(outcomes) {
+            // A requester that went away (Ctrl-C) no longer wants the answer.
+            match job {
+                Job::Write(_, reply) => drop(reply.send(outcome.map(|_| ()))),
+                Job::Abort(_, reply) => drop(reply.send(outcome)),
+                Job::Flush(reply) => drop(reply.send(outcome.map(|_| ()))),
+            }
+        }
+    }
+
+    /// Every match, oldest first.
+    pub fn list(&self) -> Result<Vec<MatchSummary>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT m.match_id, m.game_name, m.start_time, m.status, m.roles, m.players,
+                        m.goal_values, (SELECT count(*) FROM steps s WHERE s.match_ref = m.id)
+                 FROM matches m ORDER BY m.start_time, m.id",
+            )
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, String>(5)?,
+                    row.get::<_, String>(6)?,
+                    row.get::<_, i64>(7)?,
+                ))
+            })
+            .map_err(|e| self.error(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (match_id, game_name, start_time, status, roles, players, goals, steps) =
+                row.map_err(|e| self.error(e))?;
+            out.push(MatchSummary {
+                roles: self.parse(&match_id, &roles)?,
+                players: self.parse(&match_id, &players)?,
+                goal_values: self.parse(&match_id, &goals)?,
+                match_id,
+                game_name,
+                start_time: start_time as u64,
+                status,
+                steps: steps as usize,
+            });
+        }
+        Ok(out)
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        match_id: &str,
+        text: &str,
+    ) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| {
+            store_error(
+                StoreErrorKind::NotADatabase,
+                format!(
+                    "the match database {} is damaged: match `{match_id}` has `{text}` where a list belongs ({e})",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    /// The record of a match, as far as it was played.
+    pub fn load(&self, match_id: &str) -> Result<MatchRecord, StoreError> {
+        // One read transaction: a snapshot, even while a match is writing its next step.
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| self.error(e))?;
+        let row = tx
+            .query_row(
+                "SELECT id, game_name, rules, random_token, start_time, start_clock, play_clock,
+                        roles, players, initial_state, initial_time, status, goal_values
+                 FROM matches WHERE match_id = ?1",
+                [match_id],
+                |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, i64>(4)?,
+                        row.get::<_, i64>(5)?,
+                        row.get::<_, i64>(6)?,
+                        row.get::<_, String>(7)?,
+                        row.get::<_, String>(8)?,
+                        row.get::<_, String>(9)?,
+                        row.get::<_, i64>(10)?,
+                        row.get::<_, String>(11)?,
+                        row.get::<_, String>(12)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.error(e))?;
+        let Some((
+            id,
+            game_name,
+            rules,
+            random_token,
+            start_time,
+            start_clock,
+            play_clock,
+            roles,
+            players,
+            initial_state,
+            initial_time,
+            status,
+            goals,
+        )) = row
+        else {
+            return Err(store_error(
+                StoreErrorKind::NotFound,
+                format!(
+                    "no match `{match_id}` in {} (`ggp matches list` shows the matches)",
+                    self.path.display()
+                ),
+            ));
+        };
+        let roles: Vec<String> = self.parse(match_id, &roles)?;
+        let mut record = MatchRecord {
+            match_id: match_id.to_string(),
+            game_name,
+            random_token,
+            start_time: start_time as u64,
+            rules,
+            player_names_from_host: self.parse(match_id, &players)?,
+            start_clock: start_clock as u64,
+            play_clock: play_clock as u64,
+            states: vec![initial_state],
+            moves: Vec::new(),
+            state_times: vec![initial_time as u64],
+            errors: Vec::new(),
+            goal_values: self.parse(match_id, &goals)?,
+            is_completed: status == "finished",
+            is_aborted: status == "aborted",
+            game_role_names: roles,
+        };
+        let mut statement = tx
+            .prepare(
+                "SELECT step, moves, errors, state, state_time FROM steps
+                 WHERE match_ref = ?1 ORDER BY step",
+            )
+            .map_err(|e| self.error(e))?;
+        let rows = statement
+            .query_map([id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, i64>(4)?,
+                ))
+            })
+            .map_err(|e| self.error(e))?;
+        for row in rows {
+            let (step, moves, errors, state, time) = row.map_err(|e| self.error(e))?;
+            if step as usize != record.moves.len() + 1 {
+                return Err(store_error(
+                    StoreErrorKind::NotADatabase,
+                    format!(
+                        "the match database {} is damaged: match `{match_id}` has step {step} after step {}",
+                        self.path.display(),
+                        record.moves.len()
+                    ),
+                ));
+            }
+            record.moves.push(self.parse(match_id, &moves)?);
+            record.errors.push(self.parse(match_id, &errors)?);
+            record.states.push(state);
+            record.state_times.push(time as u64);
+        }
+        // The last state's errors: none yet (no move was made from it).
+        record
+            .errors
+            .push(vec![String::new(); record.game_role_names.len()]);
+        Ok(record)
+    }
+}
+
+fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
+    let fail = |e| sql_error(path, e);
+    if let Some(h) = &u.header {
+        let inserted = conn
+            .prepare_cached(
+                "INSERT INTO matches (match_id, game_name, rules, random_token, start_time,
+                    start_clock, play_clock, roles, players, initial_state, initial_time,
+                    status, goal_values)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'unfinished', '[]')",
+            )
+            .map_err(fail)?
+            .execute(params![
+                u.match_id,
+                h.game_name,
+                h.rules,
+                h.random_token,
+                h.start_time as i64,
+                h.start_clock as i64,
+                h.play_clock as i64,
+                json(&h.roles),
+                json(&h.players),
+                h.initial_state,
+                h.initial_time as i64,
+            ]);
+        if let Err(e) = inserted {
+            if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
+                return Err(store_error(
+                    StoreErrorKind::Duplicate,
+                    format!(
+                        "a match with the id `{}` is already recorded in {} (choose another id)",
+                        u.match_id,
+                        path.display()
+                    ),
+                ));
+            }
+            return Err(fail(e));
+        }
+    }
+    let id: i64 = conn
+        .prepare_cached("SELECT id FROM matches WHERE match_id = ?1")
+        .map_err(fail)?
+        .query_row([&u.match_id], |row| row.get(0))
+        .optional()
+        .map_err(fail)?
+        .ok_or_else(|| {
+            store_error(
+                StoreErrorKind::NotFound,
+                format!("no match `{}` in {}", u.match_id, path.display()),
+            )
+        })?;
+    let mut insert = conn
+        .prepare_cached(
+            "INSERT INTO steps (match_ref, step, moves, errors, state, state_time)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(fail)?;
+    for (k, step) in u.steps.iter().enumerate() {
+        insert
+            .execute(params![
+                id,
+                (u.first_step + k) as i64,
+                json(&step.moves),
+                json(&step.errors),
+                step.state,
+                step.time as i64,
+            ])
+            .map_err(fail)?;
+    }
+    let end_time = (u.status != "unfinished").then(|| now_ms() as i64);
+    conn.prepare_cached(
+        "UPDATE matches SET status = ?1, goal_values = ?2,
+            end_time = coalesce(end_time, ?3)
+         WHERE id = ?4",
+    )
+    .map_err(fail)?
+    .execute(params![u.status, json(&u.goal_values), end_time, id])
+    .map_err(fail)?;
+    Ok(())
+}
+
+fn abort(conn: &Connection, match_id: &str) -> rusqlite::Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE matches SET status = 'aborted', end_time = ?1
+             WHERE match_id = ?2 AND status = 'unfinished'",
+        )?
+        .execute(params![now_ms() as i64, match_id])?;
+    Ok(changed > 0)
+}
+
+enum Job {
+    Write(Box<Update>, oneshot::Sender<Result<(), StoreError>>),
+    Abort(String, oneshot::Sender<Result<bool, StoreError>>),
+    Flush(oneshot::Sender<Result<(), StoreError>>),
+}
+
+/// A match database on a writer thread, for async matches; cheap to clone and share.
+#[derive(Clone)]
+pub struct Store {
+    jobs: mpsc::Sender<Job>,
+    path: Arc<Path>,
+}
+
+impl Store {
+    /// Opens (creating or migrating) the database at `path` and starts its writer thread.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store::new(Database::open(path)?))
+    }
+
+    /// Runs an open database on a writer thread of its own, which ends when the last clone of
+    /// the store is dropped.
+    pub fn new(mut db: Database) -> Store {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let path: Arc<Path> = Arc::from(db.path());
+        std::thread::Builder::new()
+            .name("ggp-match-db".into())
+            .spawn(move || {
+                while let Ok(first) = queue.recv() {
+                    let mut batch = vec![first];
+                    while batch.len() < MAX_BATCH {
+                        match queue.try_recv() {
+                            Ok(job) => batch.push(job),
+                            Err(_) => break,
+                        }
+                    }
+                    db.commit_batch(batch);
+                }
+            })
+            .expect("a thread can be started");
+        Store { jobs, path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn closed(&self) -> StoreError {
+        store_error(
+            StoreErrorKind::Closed,
+            format!(
+                "the writer of the match database {} has stopped",
+                self.path.display()
+            ),
+        )
+    }
+
+    /// Sends a job; the future completes with its answer.
+    fn send<T: Send + 'static>(
+        &self,
+        job: Job,
+        answer: oneshot::Receiver<Result<T, StoreError>>,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + use<T> {
+        let sent = self.jobs.send(job).is_ok();
+        let closed = self.closed();
+        async move {
+            if !sent {
+                return Err(closed);
+            }
+            answer.await.unwrap_or(Err(closed))
+        }
+    }
+
+    /// A writer for one match: each [`MatchWriter::save`] adds what is new in the record.
+    pub fn writer(&self) -> MatchWriter {
+        MatchWriter {
+            store: self.clone(),
+            begun: false,
+            written: 0,
+        }
+    }
+
+    /// Marks an unfinished match as aborted (after the writes already sent); `false` if there
+    /// is no such unfinished match.
+    pub fn abort(
+        &self,
+        match_id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send + use<> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Job::Abort(match_id.to_string(), reply), answer)
+    }
+
+    /// Completes when every write sent before it is durable.
+    pub fn flush(&self) -> impl Future<Output = Result<(), StoreError>> + Send + use<> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Job::Flush(reply), answer)
+    }
+}
+
+/// Records one match in a [`Store`], step by step.
+pub struct MatchWriter {
+    store: Store,
+    begun: bool,
+    written: usize,
+}
+
+impl MatchWriter {
+    /// Sends what `record` adds since the last save (the match itself the first time); the
+    /// future completes when it is committed and synced.
+    pub fn save(
+        &mut self,
+        record: &MatchRecord,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + use<> {
+        let update = Update::since(record, !self.begun, self.written);
+        self.begun = true;
+        self.written = record.moves.len();
+        let (reply, answer) = oneshot::channel();
+        self.store.send(Job::Write(Box::new(update), reply), answer)
+    }
+}

@@ -1,0 +1,251 @@
+//! The match database: schema and migrations, what bad files and locks give, duplicate ids,
+//! aborting, and a record read back exactly as the manager made it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ggp_match::{
+    Database, MatchConfig, MatchRecord, PlayerSpec, SCHEMA_VERSION, Store, StoreErrorKind, Update,
+    run_match,
+};
+use ggp_play::StrategyKind;
+
+const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
+
+fn temp_db(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
+
+fn config(id: &str) -> MatchConfig {
+    MatchConfig {
+        match_id: id.into(),
+        game_name: "tictactoe".into(),
+        rules: TICTACTOE.into(),
+        start_clock: Duration::from_secs(10),
+        play_clock: Duration::from_secs(10),
+        grace: Duration::from_secs(1),
+        seed: 3,
+    }
+}
+
+fn builtins() -> Vec<PlayerSpec> {
+    vec![
+        PlayerSpec::Builtin(StrategyKind::Random),
+        PlayerSpec::Builtin(StrategyKind::Legal),
+    ]
+}
+
+/// Plays a match of built-in players recorded in `store`; also returns every record the
+/// manager handed over, in order.
+async fn recorded(store: &Store, id: &str) -> (Result<MatchRecord, String>, Vec<MatchRecord>) {
+    let mut writer = store.writer();
+    let mut seen = Vec::new();
+    let seen_ref = &mut seen;
+    let save = move |r: &MatchRecord| {
+        seen_ref.push(r.clone());
+        let saved = writer.save(r);
+        async move { saved.await.map_err(|e| e.to_string()) }
+    };
+    let result = run_match(config(id), builtins(), |_| {}, save)
+        .await
+        .map(|f| f.record);
+    (result, seen)
+}
+
+#[test]
+fn a_new_database_has_the_current_schema_and_reopens() {
+    let path = temp_db("new.sqlite");
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+    assert!(db.list().unwrap().is_empty());
+    drop(db);
+    let db = Database::open_existing(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+    let mode: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let path = temp_db("newer.sqlite");
+    drop(Database::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let e = Database::open(&path).err().unwrap();
+    assert_eq!(e.kind, StoreErrorKind::NewerSchema);
+    assert!(e.message.contains("schema version 99"), "{e}");
+}
+
+#[test]
+fn bad_files_and_paths_are_errors_that_name_them() {
+    // Not SQLite at all.
+    let garbage = temp_db("garbage.sqlite");
+    std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
+    for e in [
+        Database::open(&garbage).err().unwrap(),
+        Database::open_existing(&garbage).err().unwrap(),
+    ] {
+        assert_eq!(e.kind, StoreErrorKind::NotADatabase, "{e}");
+        assert!(e.message.contains("garbage.sqlite"), "{e}");
+    }
+    // Someone else's SQLite database.
+    let foreign = temp_db("foreign.sqlite");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE accounts (id INTEGER)")
+        .unwrap();
+    let e = Database::open(&foreign).err().unwrap();
+    assert_eq!(e.kind, StoreErrorKind::NotADatabase);
+    assert!(e.message.contains("not a match database"), "{e}");
+    // A directory that cannot be made: its parent is a file.
+    let file = temp_db("a-file");
+    std::fs::write(&file, "").unwrap();
+    let e = Database::open(&file.join("sub/matches.sqlite"))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind, StoreErrorKind::Open);
+    assert!(e.message.contains("cannot create the directory"), "{e}");
+    // A directory where the file should be.
+    let dir = temp_db("a-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    assert_eq!(
+        Database::open(&dir).err().unwrap().kind,
+        StoreErrorKind::Open
+    );
+    // Nothing there, when reading.
+    let e = Database::open_existing(&temp_db("missing.sqlite"))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind, StoreErrorKind::NotFound);
+    assert!(e.message.contains("there is no match database at"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_reads_back_as_the_manager_made_it_step_by_step() {
+    let path = temp_db("roundtrip.sqlite");
+    let store = Store::open(&path).unwrap();
+    let (result, seen) = recorded(&store, "roundtrip").await;
+    let record = result.unwrap();
+    assert!(record.is_completed);
+    // Before START, after every step (the last one completes the match).
+    assert_eq!(seen.len(), record.moves.len() + 1);
+    assert_eq!(seen.last().unwrap(), &record);
+    let db = Database::open_existing(&path).unwrap();
+    assert_eq!(db.load("roundtrip").unwrap(), record);
+    let listed = db.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].status, "finished");
+    assert_eq!(listed[0].steps, record.moves.len());
+    assert_eq!(listed[0].players, ["random", "legal"]);
+    // Every intermediate record, written to a database of its own one save at a time, reads
+    // back as it was (unfinished, errors with an entry per state).
+    let partial = temp_db("partial.sqlite");
+    let mut db = Database::open(&partial).unwrap();
+    for (k, r) in seen.iter().enumerate() {
+        let written = if k == 0 { 0 } else { seen[k - 1].moves.len() };
+        db.write(&Update::since(r, k == 0, written)).unwrap();
+        let back = db.load("roundtrip").unwrap();
+        assert_eq!(&back, r, "after save {k}");
+        assert_eq!(back.errors.len(), back.states.len());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_match_id_is_refused_before_anything_is_sent() {
+    let store = Store::open(&temp_db("duplicate.sqlite")).unwrap();
+    let (first, _) = recorded(&store, "same").await;
+    let first = first.unwrap();
+    let (second, seen) = recorded(&store, "same").await;
+    let e = second.unwrap_err();
+    assert!(
+        e.contains("a match with the id `same` is already recorded"),
+        "{e}"
+    );
+    // Only the record before START was offered: the match never started.
+    assert_eq!(seen.len(), 1);
+    let db = Database::open_existing(store.path()).unwrap();
+    assert_eq!(db.load("same").unwrap(), first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborting_marks_only_an_unfinished_match() {
+    let path = temp_db("abort.sqlite");
+    let store = Store::open(&path).unwrap();
+    let (done, _) = recorded(&store, "done").await;
+    done.unwrap();
+    // A match that played two steps and stopped there.
+    let (_, seen) = recorded(&store, "model").await;
+    let mut writer = store.writer();
+    let mut partial = seen[2].clone();
+    partial.match_id = "cut".into();
+    writer.save(&partial).await.unwrap();
+    assert!(store.abort("cut").await.unwrap());
+    assert!(!store.abort("cut").await.unwrap(), "already aborted");
+    assert!(!store.abort("done").await.unwrap(), "finished");
+    assert!(!store.abort("nothing").await.unwrap());
+    let db = Database::open_existing(&path).unwrap();
+    let cut = db.load("cut").unwrap();
+    assert!(cut.is_aborted && !cut.is_completed);
+    assert_eq!(cut.moves, partial.moves);
+    assert_eq!(db.load("done").unwrap().status(), "finished");
+    let e = db.load("nothing").err().unwrap();
+    assert_eq!(e.kind, StoreErrorKind::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_database_stops_the_match_with_a_clear_error() {
+    let path = temp_db("locked.sqlite");
+    let mut db = Database::open(&path).unwrap();
+    db.set_busy_timeout(Duration::from_millis(200)).unwrap();
+    let store = Store::new(db);
+    // Another process holds the write lock.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (result, _) = recorded(&store, "locked").await;
+    let e = result.unwrap_err();
+    assert!(e.starts_with("cannot record the match:"), "{e}");
+    assert!(
+        e.contains("locked.sqlite is locked by another process"),
+        "{e}"
+    );
+    other.execute_batch("ROLLBACK").unwrap();
+    // The lock gone, the same store records again.
+    let (result, _) = recorded(&store, "unlocked").await;
+    assert!(result.unwrap().is_completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_write_ends_the_match_as_aborted() {
+    let mut calls = 0;
+    let mut last = None;
+    let last_ref = &mut last;
+    let save = move |r: &MatchRecord| {
+        calls += 1;
+        *last_ref = Some(r.clone());
+        let fail = calls == 3;
+        async move {
+            if fail {
+                Err("the disk is full".to_string())
+            } else {
+                Ok(())
+            }
+        }
+    };
+    let e = run_match(config("fails"), builtins(), |_| {}, save)
+        .await
+        .unwrap_err();
+    assert_eq!(e, "cannot record step 2: the disk is full");
+    let last = last.unwrap();
+    assert!(last.is_aborted && !last.is_completed);
+    assert_eq!(last.moves.len(), 2);
+}
