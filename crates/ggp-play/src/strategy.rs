@@ -2,14 +2,15 @@
 
 use std::time::Instant;
 
-use gdl_reason::{ReferenceMachine, RoleIndex, StateMachine, TermId};
+use gdl_reason::{EngineChoice, RoleIndex, StateMachine, TermId};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
-/// The reasoner the players and the Game Manager play with. Together with [`load`], the one
-/// place that names an engine: switching engines is a change here.
-pub type Machine = ReferenceMachine;
+/// The reasoner the players and the Game Manager play with: the fast engine, or the reference
+/// engine for a game the fast one cannot compile. Together with [`load`], the one place that
+/// names an engine.
+pub type Machine = gdl_reason::Machine;
 
 /// A state of a [`Machine`].
 pub type State = <Machine as StateMachine>::State;
@@ -24,11 +25,14 @@ pub struct Game {
 /// Reads rules into a state machine, or gives the first error that keeps them from being
 /// played (`E001: unsafe rule: …`).
 pub fn load(rules: &str) -> Result<Machine, String> {
-    Machine::from_text(rules).map_err(|d| {
-        d.first()
-            .map(|d| format!("{}: {}", d.code, d.message))
-            .unwrap_or_default()
-    })
+    let checked = gdl_check::check(rules);
+    Machine::build(&checked, EngineChoice::Fast, Default::default())
+        .map(|built| built.machine)
+        .map_err(|d| {
+            d.first()
+                .map(|d| format!("{}: {}", d.code, d.message))
+                .unwrap_or_default()
+        })
 }
 
 impl Game {

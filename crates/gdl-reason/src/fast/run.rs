@@ -1,8 +1,12 @@
-//! Running a network: every node keeps a counter whose top bit is its value, so a gate's
-//! output flips exactly when its counter crosses `0x8000_0000`; when a node flips, only its
-//! successors are updated (differential propagation). Legal moves and the next state's bits
-//! are kept up to date by triggers on the nodes that decide them. Nothing is allocated once
-//! the network is built.
+//! Running a network: every gate keeps a counter of its inputs that hold, offset so that the
+//! top bit says whether the gate holds (it crosses `0x8000_0000` exactly when the output
+//! flips). Only changes propagate: sources that change are marked dirty; dirty nodes are
+//! visited in index order, which is a topological order (a gate comes after its inputs), so
+//! each is visited once, after all its inputs have settled. A node whose value differs from
+//! the value it last propagated (kept in its flags) updates its successors' counters and
+//! marks dirty those whose top bit flipped; a gate that flips and flips back within one batch
+//! costs nothing further. Legal moves and the next state's bits are kept up to date by
+//! triggers on the nodes that decide them. Nothing is allocated once the network is built.
 //!
 //! **Guarded gates.** A proposition such as `(control white)` feeds thousands of AND gates
 //! (every legal move of a chess player), yet when it flips only the few gates whose other
@@ -10,7 +14,7 @@
 //! least [`GUARD_MIN`] of them takes that input as its *guard*: the counter counts the other
 //! inputs only, and the guard keeps a list of the gates it guards whose other inputs all hold
 //! (they are *armed*). When the guard flips, only its armed gates are visited. A guarded
-//! gate's value is kept apart (it is `armed ∧ guard`).
+//! gate's value is `armed ∧ guard` (the guard's propagated value).
 
 use super::net::{FALSE, Kind, Net, Ref, is_negated, node_of};
 
@@ -26,20 +30,9 @@ const TRIGGER_ID: u32 = (1 << 30) - 1;
 const HAS_TRIGGERS: u8 = 1;
 const GUARDED: u8 = 2;
 const IS_GUARD: u8 = 4;
-/// In a guarded gate's `guard` entry: its current value.
-const VALUE_BIT: u32 = 1 << 31;
+/// The value the node last propagated.
+const VALUE: u8 = 0x80;
 const NONE: u32 = u32::MAX;
-
-/// Work in progress: the successors (`edges[at..end]`) of a node that changed to `value`, or
-/// the armed gates of a guard that changed, on top of `scratch` above `at` (taken from the
-/// top, so that frames above it have consumed theirs first).
-#[derive(Clone, Copy)]
-struct Frame {
-    at: u32,
-    end: u32,
-    value: u32,
-    armed: bool,
-}
 
 /// The network laid out flat, with its values.
 #[derive(Clone)]
@@ -47,6 +40,7 @@ pub(crate) struct Runtime {
     /// Per node: the counter (top bit: the value; for a guarded gate, whether the inputs
     /// other than the guard all hold).
     counter: Vec<u32>,
+    /// Per node: [`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`VALUE`].
     flags: Vec<u8>,
     /// Successors of node `k`: `edges[out_start[k]..out_start[k + 1]]`, each
     /// `target << 1 | negated`.
@@ -55,7 +49,7 @@ pub(crate) struct Runtime {
     /// Triggers of node `k`: `triggers[trig_start[k]..trig_start[k + 1]]`.
     trig_start: Vec<u32>,
     triggers: Vec<u32>,
-    /// For a guarded gate: its guard (a [`Ref`]) and, in [`VALUE_BIT`], its value.
+    /// For a guarded gate: its guard (a [`Ref`]).
     guard: Vec<u32>,
     /// For a guard: its armed gates (`gate << 1 | negated guard`) are
     /// `armed[armed_start[k]..armed_start[k] + armed_len[k]]`; for a guarded gate, its place
@@ -64,8 +58,6 @@ pub(crate) struct Runtime {
     armed_len: Vec<u32>,
     armed_pos: Vec<u32>,
     armed: Vec<u32>,
-    /// Armed gates being visited.
-    scratch: Vec<u32>,
     /// The role of each move, and its input node (`NONE`: none).
     move_role: Vec<u32>,
     move_node: Vec<u32>,
@@ -79,7 +71,10 @@ pub(crate) struct Runtime {
     pub cur_bits: Vec<u64>,
     /// The input each role has on (`NONE`: none).
     on: Vec<u32>,
-    stack: Vec<Frame>,
+    /// Nodes whose value may differ from the value they propagated: a bit each, and a bit
+    /// for each word of those that is not zero.
+    dirty: Vec<u64>,
+    summary: Vec<u64>,
     flips: Vec<u32>,
     /// Whether `legal`, `goal` or `terminal` depend on the moves: then inputs are switched
     /// off after each transition, so that those are answered with no moves.
@@ -182,7 +177,6 @@ impl Runtime {
             armed_len: vec![0; n],
             armed_pos: vec![NONE; n],
             armed: vec![0; total as usize],
-            scratch: Vec::with_capacity(total as usize),
             move_role: net.moves.iter().map(|&(r, _)| r as u32).collect(),
             move_node: net
                 .input
@@ -195,7 +189,8 @@ impl Runtime {
             next_bits: vec![0; words],
             cur_bits: vec![0; words],
             on: vec![NONE; roles],
-            stack: Vec::new(),
+            dirty: vec![0; n.div_ceil(64)],
+            summary: vec![0; n.div_ceil(64 * 64)],
             flips: Vec::new(),
             clear_inputs,
         };
@@ -213,14 +208,15 @@ impl Runtime {
                 .filter(|&&r| !(guarded && rt.guard[k] == r) && rt.value(r))
                 .count() as u32;
             rt.counter[k] = TOP - threshold + count;
+            let mut value = count >= threshold;
             if guarded {
-                let rest = count == threshold;
-                if rest {
+                if value {
                     rt.arm(k as u32);
                 }
-                if rest && rt.value(rt.guard[k]) {
-                    rt.guard[k] |= VALUE_BIT;
-                }
+                value &= rt.value(rt.guard[k]);
+            }
+            if value {
+                rt.flags[k] |= VALUE;
             }
         }
         for list in &net.legal {
@@ -238,18 +234,9 @@ impl Runtime {
         rt
     }
 
-    /// The value of a node.
-    #[inline]
-    fn node_value(&self, node: usize) -> u32 {
-        if self.flags[node] & GUARDED != 0 {
-            self.guard[node] >> 31
-        } else {
-            self.counter[node] >> 31
-        }
-    }
-
+    /// The value of a node reference (the network is settled between calls).
     pub fn value(&self, r: Ref) -> bool {
-        (self.node_value(node_of(r) as usize) ^ (r & 1)) == 1
+        ((self.flags[node_of(r) as usize] >> 7) as u32 ^ (r & 1)) == 1
     }
 
     pub fn legal(&self, role: usize) -> &[u32] {
@@ -282,7 +269,7 @@ impl Runtime {
 
     /// Adds a guarded gate to its guard's armed list.
     fn arm(&mut self, gate: u32) {
-        let g = self.guard[gate as usize] & !VALUE_BIT;
+        let g = self.guard[gate as usize];
         let guard = node_of(g) as usize;
         let len = self.armed_len[guard];
         self.armed[(self.armed_start[guard] + len) as usize] = (gate << 1) | (g & 1);
@@ -292,7 +279,7 @@ impl Runtime {
 
     /// Removes a guarded gate from its guard's armed list.
     fn disarm(&mut self, gate: u32) {
-        let guard = node_of(self.guard[gate as usize] & !VALUE_BIT) as usize;
+        let guard = node_of(self.guard[gate as usize]) as usize;
         let pos = self.armed_pos[gate as usize];
         let start = self.armed_start[guard];
         let last = self.armed_len[guard] - 1;
@@ -325,111 +312,78 @@ impl Runtime {
         }
     }
 
-    /// A node's value changed to `value`: fire its triggers and queue its successors (and its
-    /// armed gates, if it is a guard).
     #[inline]
-    fn changed(&mut self, node: usize, value: u32) {
-        let flags = self.flags[node];
-        if flags & HAS_TRIGGERS != 0 {
-            self.fire(node, value);
-        }
-        if flags & IS_GUARD != 0 {
-            let start = self.armed_start[node] as usize;
-            let len = self.armed_len[node] as usize;
-            if len > 0 {
-                let at = self.scratch.len() as u32;
-                self.scratch
-                    .extend_from_slice(&self.armed[start..start + len]);
-                self.stack.push(Frame {
-                    at,
-                    end: 0,
-                    value,
-                    armed: true,
-                });
-            }
-        }
-        let (at, end) = (self.out_start[node], self.out_start[node + 1]);
-        if at != end {
-            self.stack.push(Frame {
-                at,
-                end,
-                value,
-                armed: false,
-            });
-        }
+    fn mark(&mut self, node: usize) {
+        self.dirty[node / 64] |= 1 << (node % 64);
+        self.summary[node / 4096] |= 1 << ((node / 64) % 64);
     }
 
-    /// A guarded gate's other inputs now all hold (`rest`) or not: its value is
-    /// `rest ∧ guard`.
-    fn guarded_crossed(&mut self, gate: usize, rest: bool) {
-        if rest {
-            self.arm(gate as u32);
-        } else {
-            self.disarm(gate as u32);
-        }
-        self.settle_guarded(gate);
-    }
-
-    /// Brings a guarded gate's value in line with its inputs, propagating a change.
-    fn settle_guarded(&mut self, gate: usize) {
-        let entry = self.guard[gate];
-        let rest = self.counter[gate] >> 31;
-        let g = entry & !VALUE_BIT;
-        let want = rest & (self.node_value(node_of(g) as usize) ^ (g & 1));
-        if want != entry >> 31 {
-            self.guard[gate] = g | (want << 31);
-            self.changed(gate, want);
-        }
-    }
-
-    /// Propagates everything queued.
+    /// Propagates the changes of the dirty nodes, in index order.
     fn run(&mut self) {
-        while let Some(frame) = self.stack.last_mut() {
-            if frame.armed {
-                if self.scratch.len() as u32 == frame.at {
-                    self.stack.pop();
-                } else {
-                    let gate = self.scratch.pop().expect("an armed gate") >> 1;
-                    self.settle_guarded(gate as usize);
+        let mut sw = 0;
+        while sw < self.summary.len() {
+            let s = self.summary[sw];
+            if s == 0 {
+                sw += 1;
+                continue;
+            }
+            let w = sw * 64 + s.trailing_zeros() as usize;
+            let d = self.dirty[w];
+            if d == 0 {
+                self.summary[sw] = s & (s - 1);
+                continue;
+            }
+            self.dirty[w] = d & (d - 1);
+            let node = w * 64 + d.trailing_zeros() as usize;
+            let flags = self.flags[node];
+            let mut value = self.counter[node] >> 31;
+            if flags & GUARDED != 0 {
+                let g = self.guard[node];
+                value &= (self.flags[node_of(g) as usize] >> 7) as u32 ^ (g & 1);
+            }
+            if value == (flags >> 7) as u32 {
+                continue;
+            }
+            self.flags[node] = flags ^ VALUE;
+            if flags & HAS_TRIGGERS != 0 {
+                self.fire(node, value);
+            }
+            if flags & IS_GUARD != 0 {
+                let start = self.armed_start[node] as usize;
+                let len = self.armed_len[node] as usize;
+                for k in start..start + len {
+                    let gate = (self.armed[k] >> 1) as usize;
+                    self.mark(gate);
                 }
-                continue;
             }
-            if frame.at == frame.end {
-                self.stack.pop();
-                continue;
-            }
-            let value = frame.value;
-            let e = self.edges[frame.at as usize];
-            frame.at += 1;
-            let target = (e >> 1) as usize;
-            let c = &mut self.counter[target];
-            let crossed = if (value ^ (e & 1)) != 0 {
-                *c += 1;
-                *c == TOP
-            } else {
-                *c -= 1;
-                *c == TOP - 1
-            };
-            if crossed {
-                let v = *c >> 31;
-                if self.flags[target] & GUARDED != 0 {
-                    self.guarded_crossed(target, v == 1);
-                } else {
-                    self.changed(target, v);
+            let (at, end) = (
+                self.out_start[node] as usize,
+                self.out_start[node + 1] as usize,
+            );
+            for i in at..end {
+                let e = self.edges[i];
+                let target = (e >> 1) as usize;
+                let old = self.counter[target];
+                let new = if (value ^ e) & 1 != 0 { old + 1 } else { old - 1 };
+                self.counter[target] = new;
+                if (old ^ new) & TOP != 0 {
+                    if self.flags[target] & GUARDED != 0 {
+                        if new & TOP != 0 {
+                            self.arm(target as u32);
+                        } else {
+                            self.disarm(target as u32);
+                        }
+                    }
+                    self.mark(target);
                 }
             }
         }
     }
 
-    /// Sets a source node.
+    /// Sets a source node; the change propagates at the next [`Runtime::run`].
     fn set(&mut self, node: u32, on: bool) {
-        let c = &mut self.counter[node as usize];
-        let want = if on { TOP } else { 0 };
-        if *c != want {
-            *c = want;
-            self.changed(node as usize, want >> 31);
-            self.run();
-        }
+        self.counter[node as usize] = if on { TOP } else { 0 };
+        self.mark(node as usize);
     }
 
     /// Makes `bits` the current state.
@@ -447,6 +401,7 @@ impl Runtime {
                 }
             }
         }
+        self.run();
     }
 
     /// Sets the moves being made: `moves[r]` for role `r` (a move number).
@@ -464,6 +419,7 @@ impl Runtime {
                 self.on[role] = node;
             }
         }
+        self.run();
     }
 
     fn clear_moves(&mut self) {
@@ -474,6 +430,7 @@ impl Runtime {
                 self.on[role] = NONE;
             }
         }
+        self.run();
     }
 
     /// Moves to the next state, given the moves set with [`Runtime::set_moves`].
@@ -499,6 +456,7 @@ impl Runtime {
                 self.set(node, self.cur_bits[w] >> b & 1 == 1);
             }
         }
+        self.run();
         self.flips = flips;
     }
 }
