@@ -21,8 +21,9 @@ fn main() {
             Ok(m) => {
                 let s = m.stats();
                 println!(
-                    "{path}\tok\t{:.1} ms\tfluents {}\tmoves {}\tatoms {}\trules {}\tnodes {}\tedges {}",
+                    "{path}\tok\t{:.1} ms\t(ground {:.1} ms)\tfluents {}\tmoves {}\tatoms {}\trules {}\tnodes {}\tedges {}",
                     s.build.as_secs_f64() * 1000.0,
+                    s.ground.as_secs_f64() * 1000.0,
                     s.fluents,
                     s.moves,
                     s.atoms,

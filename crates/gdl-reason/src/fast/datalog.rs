@@ -139,6 +139,8 @@ impl Relation {
 pub(crate) struct Db {
     pub store: TermStore,
     pub rels: Vec<Relation>,
+    /// Tuples tried by every enumeration so far (the work budget counts them).
+    work: std::cell::Cell<u64>,
 }
 
 /// Why evaluation stopped.
@@ -151,6 +153,8 @@ pub(crate) enum Stop {
     TooDeep(u32),
     /// The time budget ran out.
     OutOfTime,
+    /// The work budget (tuples tried while joining) ran out.
+    TooMuchWork(u64),
 }
 
 /// Budgets of a grounding.
@@ -158,6 +162,9 @@ pub(crate) enum Stop {
 pub(crate) struct Budget {
     pub max_tuples: usize,
     pub max_depth: u32,
+    /// Tuples tried while joining, in all: a measure of work that, unlike time, gives the
+    /// same verdict on every machine.
+    pub max_work: u64,
     pub deadline: Option<std::time::Instant>,
 }
 
@@ -200,6 +207,7 @@ impl Db {
         Db {
             store,
             rels: arities.map(Relation::new).collect(),
+            work: std::cell::Cell::new(0),
         }
     }
 
@@ -321,12 +329,14 @@ impl Db {
             matched: vec![u32::MAX; rule.body.len()],
             key: Vec::new(),
             tries: 0,
-            deadline: budget.deadline,
+            budget,
             stop: None,
         };
         run.step(0, neg, found);
+        self.work.set(self.work.get() + run.tries);
         match run.stop {
             Some(Stopped::Time) => Err(Stop::OutOfTime),
+            Some(Stopped::Work) => Err(Stop::TooMuchWork(budget.max_work)),
             Some(Stopped::Caller) | None => Ok(()),
         }
     }
@@ -361,6 +371,7 @@ impl Db {
 
 enum Stopped {
     Time,
+    Work,
     Caller,
 }
 
@@ -368,7 +379,7 @@ enum Stopped {
 struct Run<'a> {
     /// Tuples tried, and when to give up.
     tries: u64,
-    deadline: Option<std::time::Instant>,
+    budget: &'a Budget,
     stop: Option<Stopped>,
     db: &'a Db,
     rule: &'a FlatRule,
@@ -467,11 +478,14 @@ impl Run<'_> {
         found: &mut impl FnMut(&Db, &[TermId], &[TupleId]) -> bool,
     ) {
         self.tries += 1;
-        if self.tries & 0xFFFF == 0
-            && let Some(d) = self.deadline
-            && std::time::Instant::now() > d
-        {
-            self.stop = Some(Stopped::Time);
+        if self.tries & 0xFFF == 0 {
+            if self.db.work.get() + self.tries > self.budget.max_work {
+                self.stop = Some(Stopped::Work);
+            } else if let Some(d) = self.budget.deadline
+                && std::time::Instant::now() > d
+            {
+                self.stop = Some(Stopped::Time);
+            }
         }
         if self.stop.is_some() {
             return;

@@ -49,9 +49,15 @@ fn bound_by(lits: &[&Lit]) -> Vec<u32> {
     out
 }
 
+/// The size assumed for a relation not computed yet, and the selectivity of each of its bound
+/// positions.
+const UNKNOWN_SIZE: f64 = 1000.0;
+const UNKNOWN_DISTINCT: f64 = 10.0;
+
 /// The estimated number of bindings a conjunction has: positive literals joined smallest
-/// first, each bound position dividing by the distinct values found there.
-pub(crate) fn estimate(db: &mut Db, lits: &[&Lit]) -> f64 {
+/// first, each bound position dividing by the distinct values found there. Relations that are
+/// not `known` yet get a default size.
+pub(crate) fn estimate(db: &mut Db, lits: &[&Lit], known: &impl Fn(u32) -> bool) -> f64 {
     let mut bound: Vec<u32> = Vec::new();
     let mut size = 1.0f64;
     let mut left: Vec<&PAtom> = lits
@@ -64,13 +70,22 @@ pub(crate) fn estimate(db: &mut Db, lits: &[&Lit]) -> f64 {
     while !left.is_empty() {
         let mut best: Option<(f64, usize)> = None;
         for (k, atom) in left.iter().enumerate() {
+            let is_known = known(atom.rel);
             let rel = &mut db.rels[atom.rel as usize];
-            let mut s = rel.len() as f64;
+            let mut s = if is_known {
+                rel.len() as f64
+            } else {
+                UNKNOWN_SIZE
+            };
             for (p, arg) in atom.args.iter().enumerate() {
                 let mut all_bound = true;
                 arg.for_each_var(&mut |v| all_bound &= bound.contains(&v));
                 if all_bound {
-                    s /= rel.distinct_at(p) as f64;
+                    s /= if is_known {
+                        rel.distinct_at(p) as f64
+                    } else {
+                        UNKNOWN_DISTINCT
+                    };
                 }
             }
             if best.is_none_or(|(b, _)| s < b) {
@@ -93,8 +108,13 @@ pub(crate) fn estimate(db: &mut Db, lits: &[&Lit]) -> f64 {
 
 /// Splits `rule` into rules over auxiliary relations and the rule itself, in evaluation order.
 /// Auxiliary relations are added to `db`, and to `dynamic` (whether each relation depends on
-/// the state).
-pub(crate) fn decompose(db: &mut Db, rule: &FlatRule, dynamic: &mut Vec<bool>) -> Vec<FlatRule> {
+/// the state). Sizes are estimated from the relations that are `known` (computed).
+pub(crate) fn decompose(
+    db: &mut Db,
+    rule: &FlatRule,
+    dynamic: &mut Vec<bool>,
+    known: &impl Fn(u32) -> bool,
+) -> Vec<FlatRule> {
     let mut out = Vec::new();
     let mut body: Vec<Lit> = rule.body.clone();
     let mut head_vars = Vec::new();
@@ -126,7 +146,7 @@ pub(crate) fn decompose(db: &mut Db, rule: &FlatRule, dynamic: &mut Vec<bool>) -
                 continue;
             }
             let lits: Vec<&Lit> = bucket.iter().map(|&k| &body[k]).collect();
-            let e = estimate(db, &lits);
+            let e = estimate(db, &lits, known);
             if best.as_ref().is_none_or(|(b, _)| e < *b) {
                 best = Some((e, bucket));
             }

@@ -67,6 +67,9 @@ impl std::fmt::Display for GroundError {
                 "derived terms nest more than {n} levels deep (the domain looks infinite)"
             ),
             GroundError::Budget(Stop::OutOfTime) => write!(f, "grounding ran out of time"),
+            GroundError::Budget(Stop::TooMuchWork(n)) => {
+                write!(f, "grounding would try more than {n} tuples")
+            }
             GroundError::Form(m) => f.write_str(m),
             GroundError::SelfNegating(r) => write!(f, "`{r}` depends on its own negation"),
             GroundError::TooManyRules(n) => write!(f, "more than {n} ground rules"),
@@ -231,40 +234,61 @@ pub(crate) fn ground(
     }
 
     let mut db = Db::new(store, program.relations.iter().map(|r| r.arity as usize));
+    // Static relations computed (exact), and relations whose component is done.
     let mut complete = vec![false; n];
+    let mut done = vec![false; n];
+    // Auxiliary relations that only speed up the fixpoint.
+    let mut helpers: Vec<usize> = Vec::new();
     let mut tuples = 0usize;
     for members in &order {
-        let comp_rules: Vec<&FlatRule> = members
-            .iter()
-            .flat_map(|&m| rules_of[m as usize].iter().map(|&k| &relaxed[k]))
-            .collect();
         let is_static = members.iter().all(|&m| !dynamic[m as usize]);
         if is_static {
             // Exact: negation only over complete relations.
-            for rule in &comp_rules {
-                for lit in &rule.body {
-                    if let Lit::Neg(a) = lit
-                        && !complete[a.rel as usize]
-                    {
-                        return Err(GroundError::SelfNegating(program.describe(a.rel)));
+            for &m in members {
+                for &k in &rules_of[m as usize] {
+                    for lit in &relaxed[k].body {
+                        if let Lit::Neg(a) = lit
+                            && !complete[a.rel as usize]
+                        {
+                            return Err(GroundError::SelfNegating(program.describe(a.rel)));
+                        }
                     }
                 }
             }
         }
+        // The component's rules, decomposed with the sizes of the relations below it.
+        let first_helper = db.rels.len();
+        let mut comp_rules: Vec<FlatRule> = Vec::new();
+        for &m in members {
+            for &k in &rules_of[m as usize] {
+                let known = |r: u32| done.get(r as usize).copied().unwrap_or(false);
+                comp_rules.extend(decompose(&mut db, &relaxed[k], &mut dynamic, &known));
+            }
+        }
+        let mut all_members: Vec<u32> = members.clone();
+        all_members.extend(first_helper as u32..db.rels.len() as u32);
+        helpers.extend(first_helper..db.rels.len());
+        complete.resize(db.rels.len(), false);
+        done.resize(db.rels.len(), false);
+        let rule_refs: Vec<&FlatRule> = comp_rules.iter().collect();
         let neg = |rel: u32| complete[rel as usize] && !dynamic[rel as usize];
         fixpoint(
             &mut db,
-            &comp_rules,
-            members,
+            &rule_refs,
+            &all_members,
             &neg,
             &limits.budget,
             &mut tuples,
         )?;
-        if is_static {
-            for &m in members {
-                complete[m as usize] = true;
-            }
+        for &m in &all_members {
+            complete[m as usize] = !dynamic[m as usize];
+            done[m as usize] = true;
         }
+    }
+    // The helpers have done their work; their tuples are not needed.
+    for h in helpers {
+        dynamic[h] = false;
+        db.rels[h] = super::datalog::Relation::new(db.rels[h].arity);
     }
 
     // Split the rules with dynamic heads, then instantiate them: auxiliary relations get
@@ -274,7 +298,7 @@ pub(crate) fn ground(
         if !dynamic[rule.head.rel as usize] {
             continue;
         }
-        split.extend(decompose(&mut db, rule, &mut dynamic));
+        split.extend(decompose(&mut db, rule, &mut dynamic, &|_| true));
     }
     let mut instances: Vec<(u32, u32, u32, u32)> = Vec::new();
     // Body literals as (relation, tuple, negated).
@@ -414,6 +438,7 @@ mod tests {
             budget: Budget {
                 max_tuples: 10_000,
                 max_depth: 16,
+                max_work: 1_000_000,
                 deadline: None,
             },
             max_rules: 10_000,
@@ -485,6 +510,7 @@ mod tests {
             budget: Budget {
                 max_tuples: 10_000,
                 max_depth: 16,
+                max_work: 1_000_000,
                 deadline: None,
             },
             max_rules: 10_000,

@@ -44,7 +44,10 @@ pub struct FastLimits {
     pub max_rules: usize,
     /// How deeply a derived term may nest.
     pub max_depth: u32,
-    /// Time for grounding and building the network.
+    /// Tuples the grounder may try while joining rule bodies: the main budget, and a
+    /// deterministic one (the same game gets the same verdict on any machine).
+    pub max_work: u64,
+    /// Time for grounding and building the network: a guard against a slow machine.
     pub time: Duration,
 }
 
@@ -54,7 +57,8 @@ impl Default for FastLimits {
             max_atoms: 2_000_000,
             max_rules: 4_000_000,
             max_depth: 64,
-            time: Duration::from_secs(4),
+            max_work: 60_000_000,
+            time: Duration::from_secs(30),
         }
     }
 }
@@ -93,6 +97,9 @@ pub struct FastStats {
     pub ground_rules: usize,
     pub nodes: usize,
     pub edges: usize,
+    /// Time to ground the rules, to build the network (after grounding), and in all.
+    pub ground: Duration,
+    pub network: Duration,
     pub build: Duration,
 }
 
@@ -183,6 +190,7 @@ impl FastMachine {
             budget: Budget {
                 max_tuples: limits.max_atoms,
                 max_depth: limits.max_depth,
+                max_work: limits.max_work,
                 deadline: Some(started + limits.time),
             },
             max_rules: limits.max_rules,
@@ -190,6 +198,7 @@ impl FastMachine {
         };
         let g = ground::ground(program, store, &ground_limits)
             .map_err(|e| BuildError::Unsupported(format!("cannot ground the game: {e}")))?;
+        let grounded = started.elapsed();
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
 
@@ -265,6 +274,8 @@ impl FastMachine {
             ground_rules: g.instances.len(),
             nodes: network.kinds.len(),
             edges: network.inputs.iter().map(Vec::len).sum(),
+            ground: grounded,
+            network: started.elapsed() - grounded,
             build: started.elapsed(),
         };
         let fluent_index = network

@@ -27,24 +27,31 @@ const TRIGGER_NEGATED: u32 = 1 << 31;
 const TRIGGER_NEXT: u32 = 1 << 30;
 const TRIGGER_ID: u32 = (1 << 30) - 1;
 /// Node flags.
-const HAS_TRIGGERS: u8 = 1;
-const GUARDED: u8 = 2;
-const IS_GUARD: u8 = 4;
+const HAS_TRIGGERS: u32 = 1;
+const GUARDED: u32 = 2;
+const IS_GUARD: u32 = 4;
 /// The value the node last propagated.
-const VALUE: u8 = 0x80;
+const VALUE: u32 = 0x80;
 const NONE: u32 = u32::MAX;
+
+/// What propagation reads and writes of a node, together (one cache line holds four).
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Node {
+    /// The counter (top bit: the value; for a guarded gate, whether the inputs other than the
+    /// guard all hold).
+    counter: u32,
+    /// [`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`VALUE`].
+    flags: u32,
+    /// Successors: `edges[out_start..out_end]`, each `target << 1 | negated`.
+    out_start: u32,
+    out_end: u32,
+}
 
 /// The network laid out flat, with its values.
 #[derive(Clone)]
 pub(crate) struct Runtime {
-    /// Per node: the counter (top bit: the value; for a guarded gate, whether the inputs
-    /// other than the guard all hold).
-    counter: Vec<u32>,
-    /// Per node: [`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`VALUE`].
-    flags: Vec<u8>,
-    /// Successors of node `k`: `edges[out_start[k]..out_start[k + 1]]`, each
-    /// `target << 1 | negated`.
-    out_start: Vec<u32>,
+    nodes: Vec<Node>,
     edges: Vec<u32>,
     /// Triggers of node `k`: `triggers[trig_start[k]..trig_start[k + 1]]`.
     trig_start: Vec<u32>,
@@ -92,7 +99,7 @@ impl Runtime {
         }
         // Guards: for each AND gate, its input with the most successors, if it has enough.
         let mut guard = vec![NONE; n];
-        let mut flags = vec![0u8; n];
+        let mut flags = vec![0u32; n];
         let mut guarded_by = vec![0u32; n];
         for (k, kind) in net.kinds.iter().enumerate() {
             if *kind != Kind::And || net.inputs[k].len() < 2 {
@@ -165,10 +172,16 @@ impl Runtime {
         let triggers = pending.iter().map(|&(_, t)| t).collect();
 
         let words = net.fluents.len().div_ceil(64);
+        let nodes = (0..n)
+            .map(|k| Node {
+                counter: 0,
+                flags: flags[k],
+                out_start: out_start[k],
+                out_end: out_start[k + 1],
+            })
+            .collect();
         let mut rt = Runtime {
-            counter: vec![0; n],
-            flags,
-            out_start,
+            nodes,
             edges,
             trig_start,
             triggers,
@@ -197,7 +210,7 @@ impl Runtime {
         // Every source false: evaluate the gates in order (inputs come before their gates).
         for (k, kind) in net.kinds.iter().enumerate() {
             let ins = &net.inputs[k];
-            let guarded = rt.flags[k] & GUARDED != 0;
+            let guarded = rt.nodes[k].flags & GUARDED != 0;
             let threshold = match kind {
                 Kind::And => ins.len() as u32 - u32::from(guarded),
                 Kind::Or => 1,
@@ -207,7 +220,7 @@ impl Runtime {
                 .iter()
                 .filter(|&&r| !(guarded && rt.guard[k] == r) && rt.value(r))
                 .count() as u32;
-            rt.counter[k] = TOP - threshold + count;
+            rt.nodes[k].counter = TOP - threshold + count;
             let mut value = count >= threshold;
             if guarded {
                 if value {
@@ -216,7 +229,7 @@ impl Runtime {
                 value &= rt.value(rt.guard[k]);
             }
             if value {
-                rt.flags[k] |= VALUE;
+                rt.nodes[k].flags |= VALUE;
             }
         }
         for list in &net.legal {
@@ -236,7 +249,7 @@ impl Runtime {
 
     /// The value of a node reference (the network is settled between calls).
     pub fn value(&self, r: Ref) -> bool {
-        ((self.flags[node_of(r) as usize] >> 7) as u32 ^ (r & 1)) == 1
+        ((self.nodes[node_of(r) as usize].flags >> 7) ^ (r & 1)) == 1
     }
 
     pub fn legal(&self, role: usize) -> &[u32] {
@@ -335,16 +348,21 @@ impl Runtime {
             }
             self.dirty[w] = d & (d - 1);
             let node = w * 64 + d.trailing_zeros() as usize;
-            let flags = self.flags[node];
-            let mut value = self.counter[node] >> 31;
+            let Node {
+                counter,
+                flags,
+                out_start,
+                out_end,
+            } = self.nodes[node];
+            let mut value = counter >> 31;
             if flags & GUARDED != 0 {
                 let g = self.guard[node];
-                value &= (self.flags[node_of(g) as usize] >> 7) as u32 ^ (g & 1);
+                value &= (self.nodes[node_of(g) as usize].flags >> 7) ^ (g & 1);
             }
-            if value == (flags >> 7) as u32 {
+            if value == (flags >> 7) & 1 {
                 continue;
             }
-            self.flags[node] = flags ^ VALUE;
+            self.nodes[node].flags = flags ^ VALUE;
             if flags & HAS_TRIGGERS != 0 {
                 self.fire(node, value);
             }
@@ -356,18 +374,19 @@ impl Runtime {
                     self.mark(gate);
                 }
             }
-            let (at, end) = (
-                self.out_start[node] as usize,
-                self.out_start[node + 1] as usize,
-            );
-            for i in at..end {
+            for i in out_start as usize..out_end as usize {
                 let e = self.edges[i];
                 let target = (e >> 1) as usize;
-                let old = self.counter[target];
-                let new = if (value ^ e) & 1 != 0 { old + 1 } else { old - 1 };
-                self.counter[target] = new;
+                let t = &mut self.nodes[target];
+                let old = t.counter;
+                let new = if (value ^ e) & 1 != 0 {
+                    old + 1
+                } else {
+                    old - 1
+                };
+                t.counter = new;
                 if (old ^ new) & TOP != 0 {
-                    if self.flags[target] & GUARDED != 0 {
+                    if t.flags & GUARDED != 0 {
                         if new & TOP != 0 {
                             self.arm(target as u32);
                         } else {
@@ -382,7 +401,7 @@ impl Runtime {
 
     /// Sets a source node; the change propagates at the next [`Runtime::run`].
     fn set(&mut self, node: u32, on: bool) {
-        self.counter[node as usize] = if on { TOP } else { 0 };
+        self.nodes[node as usize].counter = if on { TOP } else { 0 };
         self.mark(node as usize);
     }
 
