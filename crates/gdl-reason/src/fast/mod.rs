@@ -29,7 +29,7 @@ use rand::Rng;
 use rustc_hash::FxHashMap;
 
 use self::datalog::Budget;
-use self::net::{Kind, Net, Ref, node_of};
+use self::net::Ref;
 use self::run::Runtime;
 use crate::machine::{Playout, ReasonError, Result, RoleIndex, StateMachine};
 use crate::terms::{TermId, TermStore};
@@ -202,8 +202,7 @@ impl FastMachine {
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
 
-        let clear_inputs = outputs_see_moves(&network);
-        let rt = Runtime::new(&network, roles.len(), clear_inputs);
+        let rt = Runtime::new(&network, roles.len(), network.outputs_see_moves);
         let store = g.db.store;
         let symbols = program.symbols.clone();
         let goals = network
@@ -364,30 +363,6 @@ impl FastMachine {
             ))),
         }
     }
-}
-
-/// Whether `legal`, `goal` or `terminal` depend on an input (the description breaks the
-/// specification's restriction on `does`, which the checker reports but does not refuse).
-fn outputs_see_moves(net: &Net) -> bool {
-    let mut seen = vec![false; net.kinds.len()];
-    let mut stack: Vec<u32> = net
-        .legal
-        .iter()
-        .flatten()
-        .map(|&(_, r)| node_of(r))
-        .chain(std::iter::once(node_of(net.terminal)))
-        .chain(net.goals.iter().flatten().map(|&(_, r)| node_of(r)))
-        .collect();
-    while let Some(n) = stack.pop() {
-        if std::mem::replace(&mut seen[n as usize], true) {
-            continue;
-        }
-        if matches!(net.kinds[n as usize], Kind::Input(_)) {
-            return true;
-        }
-        stack.extend(net.inputs[n as usize].iter().map(|&r| node_of(r)));
-    }
-    false
 }
 
 impl StateMachine for FastMachine {

@@ -58,6 +58,10 @@ pub(crate) struct Net {
     pub goals: Vec<Vec<(TermId, Ref)>>,
     /// The fluents of the initial state.
     pub init: Vec<u32>,
+    /// Whether `legal`, `goal` or `terminal` depend on a move (the description breaks the
+    /// specification's restriction on `does`, which the checker reports but does not refuse):
+    /// then they must be answered with no move made.
+    pub outputs_see_moves: bool,
 }
 
 /// Why a network cannot be built.
@@ -302,9 +306,34 @@ pub(crate) fn build(
         terminal,
         goals,
         init,
+        outputs_see_moves: false,
     };
+    net.outputs_see_moves = outputs_see_moves(&net);
     prune(&mut net);
     Ok(net)
+}
+
+/// Whether `legal`, `goal` or `terminal` depend on an input.
+fn outputs_see_moves(net: &Net) -> bool {
+    let mut seen = vec![false; net.kinds.len()];
+    let mut stack: Vec<u32> = net
+        .legal
+        .iter()
+        .flatten()
+        .map(|&(_, r)| node_of(r))
+        .chain(std::iter::once(node_of(net.terminal)))
+        .chain(net.goals.iter().flatten().map(|&(_, r)| node_of(r)))
+        .collect();
+    while let Some(n) = stack.pop() {
+        if std::mem::replace(&mut seen[n as usize], true) {
+            continue;
+        }
+        if matches!(net.kinds[n as usize], Kind::Input(_)) {
+            return true;
+        }
+        stack.extend(net.inputs[n as usize].iter().map(|&r| node_of(r)));
+    }
+    false
 }
 
 /// Removes the gates no output depends on, renumbering the nodes (sources are kept: they are
@@ -342,15 +371,41 @@ fn prune(net: &mut Net) {
             mark(r, &mut live, &mut stack);
         }
     }
+    // Live nodes in a topological order, the smallest index first among those ready (the
+    // order they were made in, when that is topological).
+    let mut pending: Vec<u32> = vec![0; n];
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for k in 0..n {
+        if live[k] {
+            for &r in &net.inputs[k] {
+                pending[k] += 1;
+                users[node_of(r) as usize].push(k as u32);
+            }
+        }
+    }
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = (0..n as u32)
+        .filter(|&k| live[k as usize] && pending[k as usize] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    while let Some(std::cmp::Reverse(k)) = ready.pop() {
+        order.push(k);
+        for &u in &users[k as usize] {
+            pending[u as usize] -= 1;
+            if pending[u as usize] == 0 {
+                ready.push(std::cmp::Reverse(u));
+            }
+        }
+    }
+    debug_assert_eq!(order.len(), live.iter().filter(|&&l| l).count());
     let mut new_id = vec![u32::MAX; n];
     let mut kinds = Vec::new();
     let mut inputs = Vec::new();
-    for k in 0..n {
-        if live[k] {
-            new_id[k] = kinds.len() as u32;
-            kinds.push(net.kinds[k]);
-            inputs.push(std::mem::take(&mut net.inputs[k]));
-        }
+    for &k in &order {
+        let k = k as usize;
+        new_id[k] = kinds.len() as u32;
+        kinds.push(net.kinds[k]);
+        inputs.push(std::mem::take(&mut net.inputs[k]));
     }
     let map = |r: Ref| (new_id[node_of(r) as usize] << 1) | (r & 1);
     for ins in &mut inputs {
