@@ -1,0 +1,75 @@
+//! Reasoner speed on the six games of issue 5 (`../shared/corpus/games/base/`): one random
+//! playout from the initial state (goals read at the end) with the fast engine and with the
+//! reference engine, and the fast engine's build (parse, check, ground, network). One thread.
+//! Skips, saying so, without `../shared`. `ggp bench GAME --seconds N` gives playouts per
+//! second in the gdl-perf format.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use gdl_reason::{FastMachine, ReferenceMachine, StateMachine};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+const GAMES: [&str; 6] = [
+    "ticTacToe",
+    "connectFour",
+    "breakthrough",
+    "reversi",
+    "hex",
+    "speedChess",
+];
+
+/// Playouts are cut here (none of the six games comes near it).
+const MAX_STEPS: usize = 10_000;
+
+fn bench(c: &mut Criterion) {
+    let Some(shared) = ggp_testdata::shared_or_skip("playouts benchmark") else {
+        return;
+    };
+    let games: Vec<(&str, String)> = GAMES
+        .iter()
+        .map(|g| {
+            let path = shared.join(format!("corpus/games/base/{g}.kif"));
+            let bytes = std::fs::read(&path).expect("a corpus game");
+            (*g, gdl_syntax::cst::decode(&bytes).0)
+        })
+        .collect();
+
+    let mut group = c.benchmark_group("playout");
+    for (name, text) in &games {
+        let mut fast = FastMachine::from_text(text).expect("the fast engine builds it");
+        let s0 = fast.initial_state().expect("an initial state");
+        let mut rng = SmallRng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::new("fast", name), |b| {
+            b.iter(|| {
+                fast.random_playout(&s0, MAX_STEPS, &mut rng)
+                    .expect("a playout")
+            })
+        });
+    }
+    group.sample_size(10);
+    for (name, text) in &games {
+        let mut reference = ReferenceMachine::from_text(text).expect("the reference engine");
+        let s0 = reference.initial_state().expect("an initial state");
+        let mut rng = SmallRng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::new("reference", name), |b| {
+            b.iter(|| {
+                reference
+                    .random_playout(&s0, MAX_STEPS, &mut rng)
+                    .expect("a playout")
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("build");
+    group.sample_size(10);
+    for (name, text) in &games {
+        group.bench_function(BenchmarkId::new("fast", name), |b| {
+            b.iter(|| FastMachine::from_text(std::hint::black_box(text)).expect("it builds"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
