@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use gdl_check::program::Term;
 use gdl_check::{Checked, Reserved, Symbols};
 use gdl_syntax::Diagnostic;
-use rand::Rng;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use rustc_hash::FxHashMap;
 
 use self::datalog::Budget;
@@ -33,6 +34,11 @@ use self::net::Ref;
 use self::run::Runtime;
 use crate::machine::{Playout, ReasonError, Result, RoleIndex, StateMachine};
 use crate::terms::{TermId, TermStore};
+
+/// Random playouts run when a machine is built to choose its guards (see [`run`]): at most
+/// this many steps, and this long.
+const PROFILE_STEPS: usize = 2000;
+const PROFILE_TIME: Duration = Duration::from_millis(50);
 
 /// Budgets of building a fast machine. Beyond them the game is refused (and played by the
 /// reference engine instead).
@@ -202,7 +208,7 @@ impl FastMachine {
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
 
-        let rt = Runtime::new(&network, roles.len(), network.outputs_see_moves);
+        let rt = Runtime::new(&network, roles.len(), network.outputs_see_moves, None);
         let store = g.db.store;
         let symbols = program.symbols.clone();
         let goals = network
@@ -310,6 +316,27 @@ impl FastMachine {
         };
         let init = machine.init.clone();
         machine.rt.load(&init.0);
+        // Lay the network out again with the guards that random playouts show are worth it.
+        machine.rt.count_flips();
+        let profile_end = Instant::now() + PROFILE_TIME;
+        let mut rng = SmallRng::seed_from_u64(0);
+        let mut steps = 0;
+        while steps < PROFILE_STEPS && Instant::now() < profile_end {
+            match machine.random_playout(&init, PROFILE_STEPS, &mut rng) {
+                Ok(p) => steps += p.steps.max(1),
+                Err(_) => break,
+            }
+        }
+        let flips = machine.rt.take_flips();
+        if steps > 0 {
+            machine.rt = Runtime::new(
+                &network,
+                machine.roles.len(),
+                network.outputs_see_moves,
+                Some(&flips),
+            );
+            machine.rt.load(&init.0);
+        }
         machine.stats.build = started.elapsed();
         Ok(machine)
     }
@@ -407,9 +434,8 @@ impl StateMachine for FastMachine {
         self.load(state);
         Ok(self
             .rt
-            .legal(role)
-            .iter()
-            .map(|&m| self.move_term[m as usize])
+            .legal_moves(role)
+            .map(|m| self.move_term[m as usize])
             .collect())
     }
 
@@ -516,12 +542,12 @@ impl StateMachine for FastMachine {
             }
             let mut stuck = None;
             for (role, id) in ids.iter_mut().enumerate() {
-                let legal = self.rt.legal(role);
-                if legal.is_empty() {
+                let count = self.rt.legal_count(role);
+                if count == 0 {
                     stuck = Some(role);
                     break;
                 }
-                *id = legal[rng.random_range(0..legal.len())];
+                *id = self.rt.legal_nth(role, rng.random_range(0..count));
             }
             if let Some(role) = stuck {
                 break Err(ReasonError::Evaluation(format!(

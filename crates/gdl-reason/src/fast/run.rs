@@ -10,17 +10,27 @@
 //!
 //! **Guarded gates.** A proposition such as `(control white)` feeds thousands of AND gates
 //! (every legal move of a chess player), yet when it flips only the few gates whose other
-//! inputs all hold change value. An AND gate whose input with the most successors has at
-//! least [`GUARD_MIN`] of them takes that input as its *guard*: the counter counts the other
-//! inputs only, and the guard keeps a list of the gates it guards whose other inputs all hold
+//! inputs all hold change value. An AND gate may take one input as its *guard*: the input
+//! that flips more often than all the others together, in random playouts run when the
+//! machine is built (or, without such a profile, its input with the most successors, if it
+//! has at least [`GUARD_MIN`]). The counter counts the other inputs only, and the guard keeps a list of the gates it guards whose other inputs all hold
 //! (they are *armed*). When the guard flips, only its armed gates are visited. A guarded
 //! gate's value is `armed ∧ guard` (the guard's propagated value).
+//!
+//! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
+//! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
+//! a list of its own, and that list *is* part of the role's legal moves while the guard holds.
+//! When `(control white)` flips, white's legal moves come and go without a visit each.
+
+use rustc_hash::FxHashMap;
 
 use super::net::{FALSE, Kind, Net, Ref, is_negated, node_of};
 
 const TOP: u32 = 0x8000_0000;
 /// An input that feeds at least this many AND gates guards them.
 const GUARD_MIN: u32 = 24;
+/// With a profile, an input that feeds fewer AND gates than this does not guard them.
+const GUARD_MIN_PROFILED: u32 = 8;
 /// Trigger flags: the output is the node's value negated; the trigger sets a next-state bit
 /// (otherwise it is a legal move).
 const TRIGGER_NEGATED: u32 = 1 << 31;
@@ -30,6 +40,7 @@ const TRIGGER_ID: u32 = (1 << 30) - 1;
 const HAS_TRIGGERS: u32 = 1;
 const GUARDED: u32 = 2;
 const IS_GUARD: u32 = 4;
+const PASSIVE: u32 = 8;
 /// The value the node last propagated.
 const VALUE: u32 = 0x80;
 const NONE: u32 = u32::MAX;
@@ -65,6 +76,18 @@ pub(crate) struct Runtime {
     armed_len: Vec<u32>,
     armed_pos: Vec<u32>,
     armed: Vec<u32>,
+    /// Passive legal gates: for each of their lists (a guard, the guard's polarity, a role),
+    /// the guard [`Ref`], and the moves, in `passive[passive_start[s]..passive_start[s] +
+    /// passive_len[s]]`; for each passive gate its list and move (the place in the list is
+    /// `armed_pos`); each role's lists.
+    passive_guard: Vec<Ref>,
+    passive_start: Vec<u32>,
+    passive_len: Vec<u32>,
+    passive: Vec<u32>,
+    passive_slot: Vec<u32>,
+    passive_move: Vec<u32>,
+    passive_gate: Vec<u32>,
+    role_passive: Vec<Vec<u32>>,
     /// The role of each move, and its input node (`NONE`: none).
     move_role: Vec<u32>,
     move_node: Vec<u32>,
@@ -86,10 +109,15 @@ pub(crate) struct Runtime {
     /// Whether `legal`, `goal` or `terminal` depend on the moves: then inputs are switched
     /// off after each transition, so that those are answered with no moves.
     clear_inputs: bool,
+    /// While profiling: how often each node has changed value (empty otherwise).
+    flips_seen: Vec<u32>,
 }
 
 impl Runtime {
-    pub fn new(net: &Net, roles: usize, clear_inputs: bool) -> Runtime {
+    /// Lays out a network. `flips` (how often each node changed value in some random
+    /// playouts, from [`Runtime::take_flips`]) chooses the guards; without it they are chosen by
+    /// successors.
+    pub fn new(net: &Net, roles: usize, clear_inputs: bool, flips: Option<&[u32]>) -> Runtime {
         let n = net.kinds.len();
         let mut fanout = vec![0u32; n];
         for ins in &net.inputs {
@@ -97,7 +125,7 @@ impl Runtime {
                 fanout[node_of(r) as usize] += 1;
             }
         }
-        // Guards: for each AND gate, its input with the most successors, if it has enough.
+        // Guards.
         let mut guard = vec![NONE; n];
         let mut flags = vec![0u32; n];
         let mut guarded_by = vec![0u32; n];
@@ -105,16 +133,87 @@ impl Runtime {
             if *kind != Kind::And || net.inputs[k].len() < 2 {
                 continue;
             }
-            let &best = net.inputs[k]
-                .iter()
-                .max_by_key(|&&r| fanout[node_of(r) as usize])
-                .expect("inputs");
-            if fanout[node_of(best) as usize] >= GUARD_MIN {
+            let ins = &net.inputs[k];
+            let chosen = match flips {
+                // The input that flips more often than all the others together.
+                Some(f) => {
+                    let flips_of = |r: Ref| u64::from(f[node_of(r) as usize]);
+                    let &best = ins.iter().max_by_key(|&&r| flips_of(r)).expect("inputs");
+                    let others: u64 =
+                        ins.iter().map(|&r| flips_of(r)).sum::<u64>() - flips_of(best);
+                    (flips_of(best) > others
+                        && fanout[node_of(best) as usize] >= GUARD_MIN_PROFILED)
+                        .then_some(best)
+                }
+                // The input with the most successors, if it has enough.
+                None => {
+                    let &best = ins
+                        .iter()
+                        .max_by_key(|&&r| fanout[node_of(r) as usize])
+                        .expect("inputs");
+                    (fanout[node_of(best) as usize] >= GUARD_MIN).then_some(best)
+                }
+            };
+            if let Some(best) = chosen {
                 guard[k] = best;
                 flags[k] |= GUARDED;
                 flags[node_of(best) as usize] |= IS_GUARD;
                 guarded_by[node_of(best) as usize] += 1;
             }
+        }
+        // Passive legal gates: guarded, no successors, and read only as one role's legal move.
+        let mut legal_of = vec![NONE; n];
+        let mut uses = vec![0u32; n];
+        for list in &net.legal {
+            for &(m, r) in list {
+                uses[node_of(r) as usize] += 1;
+                if !is_negated(r) {
+                    legal_of[node_of(r) as usize] = m;
+                }
+            }
+        }
+        for &r in net
+            .next
+            .iter()
+            .chain(std::iter::once(&net.terminal))
+            .chain(net.goals.iter().flatten().map(|(_, r)| r))
+        {
+            uses[node_of(r) as usize] += 1;
+        }
+        let mut passive_slots: FxHashMap<(Ref, u32), u32> = FxHashMap::default();
+        let mut passive_guard = Vec::new();
+        let mut passive_size: Vec<u32> = Vec::new();
+        let mut role_passive = vec![Vec::new(); roles];
+        let mut passive_slot = vec![NONE; n];
+        let mut passive_move = vec![NONE; n];
+        for k in 0..n {
+            let m = legal_of[k];
+            if flags[k] & GUARDED == 0 || m == NONE || uses[k] != 1 || fanout[k] != 0 {
+                continue;
+            }
+            let role = net.moves[m as usize].0;
+            if role >= roles {
+                continue;
+            }
+            let slot = *passive_slots
+                .entry((guard[k], role as u32))
+                .or_insert_with(|| {
+                    passive_guard.push(guard[k]);
+                    passive_size.push(0);
+                    role_passive[role].push(passive_guard.len() as u32 - 1);
+                    passive_guard.len() as u32 - 1
+                });
+            passive_size[slot as usize] += 1;
+            passive_slot[k] = slot;
+            passive_move[k] = m;
+            flags[k] |= PASSIVE;
+            guarded_by[node_of(guard[k]) as usize] -= 1;
+        }
+        let mut passive_start = Vec::with_capacity(passive_size.len());
+        let mut passive_total = 0u32;
+        for &size in &passive_size {
+            passive_start.push(passive_total);
+            passive_total += size;
         }
         let mut armed_start = vec![NONE; n];
         let mut total = 0u32;
@@ -152,6 +251,9 @@ impl Runtime {
         let mut pending: Vec<(u32, u32)> = Vec::new();
         for list in &net.legal {
             for &(m, r) in list {
+                if flags[node_of(r) as usize] & PASSIVE != 0 {
+                    continue;
+                }
                 let neg = if is_negated(r) { TRIGGER_NEGATED } else { 0 };
                 pending.push((node_of(r), neg | m));
             }
@@ -190,6 +292,22 @@ impl Runtime {
             armed_len: vec![0; n],
             armed_pos: vec![NONE; n],
             armed: vec![0; total as usize],
+            passive_guard,
+            passive_len: vec![0; passive_start.len()],
+            passive_start,
+            passive: vec![0; passive_total as usize],
+            passive_slot,
+            passive_gate: {
+                let mut g = vec![NONE; net.moves.len()];
+                for (k, &m) in passive_move.iter().enumerate() {
+                    if m != NONE {
+                        g[m as usize] = k as u32;
+                    }
+                }
+                g
+            },
+            passive_move,
+            role_passive,
             move_role: net.moves.iter().map(|&(r, _)| r as u32).collect(),
             move_node: net
                 .input
@@ -206,6 +324,7 @@ impl Runtime {
             summary: vec![0; n.div_ceil(64 * 64)],
             flips: Vec::new(),
             clear_inputs,
+            flips_seen: Vec::new(),
         };
         // Every source false: evaluate the gates in order (inputs come before their gates).
         for (k, kind) in net.kinds.iter().enumerate() {
@@ -228,13 +347,16 @@ impl Runtime {
                 }
                 value &= rt.value(rt.guard[k]);
             }
+            if rt.nodes[k].flags & PASSIVE != 0 {
+                continue;
+            }
             if value {
                 rt.nodes[k].flags |= VALUE;
             }
         }
         for list in &net.legal {
             for &(m, r) in list {
-                if rt.value(r) {
+                if rt.nodes[node_of(r) as usize].flags & PASSIVE == 0 && rt.value(r) {
                     rt.add_legal(m);
                 }
             }
@@ -252,8 +374,44 @@ impl Runtime {
         ((self.nodes[node_of(r) as usize].flags >> 7) ^ (r & 1)) == 1
     }
 
-    pub fn legal(&self, role: usize) -> &[u32] {
-        &self.legal[role]
+    /// The passive lists of a role whose guard holds.
+    fn active_passive(&self, role: usize) -> impl Iterator<Item = &[u32]> {
+        self.role_passive[role].iter().filter_map(|&slot| {
+            let slot = slot as usize;
+            let g = self.passive_guard[slot];
+            self.value(g).then(|| {
+                let start = self.passive_start[slot] as usize;
+                &self.passive[start..start + self.passive_len[slot] as usize]
+            })
+        })
+    }
+
+    /// How many legal moves a role has.
+    pub fn legal_count(&self, role: usize) -> usize {
+        self.legal[role].len() + self.active_passive(role).map(<[u32]>::len).sum::<usize>()
+    }
+
+    /// The role's `i`th legal move (`i < legal_count(role)`), in no particular order.
+    pub fn legal_nth(&self, role: usize, mut i: usize) -> u32 {
+        if let Some(&m) = self.legal[role].get(i) {
+            return m;
+        }
+        i -= self.legal[role].len();
+        for list in self.active_passive(role) {
+            if let Some(&m) = list.get(i) {
+                return m;
+            }
+            i -= list.len();
+        }
+        unreachable!("fewer legal moves than the index")
+    }
+
+    /// Every legal move of a role, in no particular order.
+    pub fn legal_moves(&self, role: usize) -> impl Iterator<Item = u32> + '_ {
+        self.legal[role]
+            .iter()
+            .copied()
+            .chain(self.active_passive(role).flatten().copied())
     }
 
     fn add_legal(&mut self, m: u32) {
@@ -280,8 +438,17 @@ impl Runtime {
         self.legal_pos[m as usize] = NONE;
     }
 
-    /// Adds a guarded gate to its guard's armed list.
+    /// Adds a guarded gate to its guard's armed list (a passive gate: to its passive list).
     fn arm(&mut self, gate: u32) {
+        let slot = self.passive_slot[gate as usize];
+        if slot != NONE {
+            let len = self.passive_len[slot as usize];
+            self.passive[(self.passive_start[slot as usize] + len) as usize] =
+                self.passive_move[gate as usize];
+            self.armed_pos[gate as usize] = len;
+            self.passive_len[slot as usize] = len + 1;
+            return;
+        }
         let g = self.guard[gate as usize];
         let guard = node_of(g) as usize;
         let len = self.armed_len[guard];
@@ -290,8 +457,24 @@ impl Runtime {
         self.armed_len[guard] = len + 1;
     }
 
-    /// Removes a guarded gate from its guard's armed list.
+    /// Removes a guarded gate from its guard's armed list (or its passive list).
     fn disarm(&mut self, gate: u32) {
+        let slot = self.passive_slot[gate as usize];
+        if slot != NONE {
+            let (slot, pos) = (slot as usize, self.armed_pos[gate as usize]);
+            let start = self.passive_start[slot];
+            let last = self.passive_len[slot] - 1;
+            let moved = self.passive[(start + last) as usize];
+            self.passive[(start + pos) as usize] = moved;
+            // The gate of the moved move takes the freed place.
+            self.passive_len[slot] = last;
+            self.armed_pos[gate as usize] = NONE;
+            if moved != self.passive_move[gate as usize] {
+                let moved_gate = self.passive_gate[moved as usize];
+                self.armed_pos[moved_gate as usize] = pos;
+            }
+            return;
+        }
         let guard = node_of(self.guard[gate as usize]) as usize;
         let pos = self.armed_pos[gate as usize];
         let start = self.armed_start[guard];
@@ -331,8 +514,26 @@ impl Runtime {
         self.summary[node / 4096] |= 1 << ((node / 64) % 64);
     }
 
+    /// Starts counting how often each node changes value.
+    pub fn count_flips(&mut self) {
+        self.flips_seen = vec![0; self.nodes.len()];
+    }
+
+    /// The counts since [`Runtime::count_flips`], and stops counting.
+    pub fn take_flips(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.flips_seen)
+    }
+
     /// Propagates the changes of the dirty nodes, in index order.
     fn run(&mut self) {
+        if self.flips_seen.is_empty() {
+            self.propagate::<false>();
+        } else {
+            self.propagate::<true>();
+        }
+    }
+
+    fn propagate<const COUNT: bool>(&mut self) {
         let mut sw = 0;
         while sw < self.summary.len() {
             let s = self.summary[sw];
@@ -362,6 +563,9 @@ impl Runtime {
             if value == (flags >> 7) & 1 {
                 continue;
             }
+            if COUNT {
+                self.flips_seen[node] = self.flips_seen[node].saturating_add(1);
+            }
             self.nodes[node].flags = flags ^ VALUE;
             if flags & HAS_TRIGGERS != 0 {
                 self.fire(node, value);
@@ -386,14 +590,17 @@ impl Runtime {
                 };
                 t.counter = new;
                 if (old ^ new) & TOP != 0 {
-                    if t.flags & GUARDED != 0 {
+                    let flags = t.flags;
+                    if flags & GUARDED != 0 {
                         if new & TOP != 0 {
                             self.arm(target as u32);
                         } else {
                             self.disarm(target as u32);
                         }
                     }
-                    self.mark(target);
+                    if flags & PASSIVE == 0 {
+                        self.mark(target);
+                    }
                 }
             }
         }
