@@ -362,7 +362,8 @@ impl FastMachine {
     }
 
     /// The goal of a role in the loaded state, as the trait's `goal` defines it.
-    fn loaded_goal(&self, role: RoleIndex) -> Result<u8> {
+    fn loaded_goal(&mut self, role: RoleIndex) -> Result<u8> {
+        self.rt.settle_lazy();
         let mut found: Option<&Goal> = None;
         let mut count = 0;
         for g in &self.goals[role] {
@@ -477,6 +478,7 @@ impl StateMachine for FastMachine {
     fn goal_values(&mut self, state: &FastState, role: RoleIndex) -> Result<Vec<TermId>> {
         self.role_check(role)?;
         self.load(state);
+        self.rt.settle_lazy();
         Ok(self.goals[role]
             .iter()
             .filter(|g| self.rt.value(g.holds))

@@ -17,6 +17,10 @@
 //! (they are *armed*). When the guard flips, only its armed gates are visited. A guarded
 //! gate's value is `armed ∧ guard` (the guard's propagated value).
 //!
+//! **Lazy goals.** Gates that only `goal` needs (a piece count, say) are not propagated into:
+//! they are evaluated, in index order, when a goal is asked for, which in a playout is once,
+//! at the end.
+//!
 //! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
 //! a list of its own, and that list *is* part of the role's legal moves while the guard holds.
@@ -111,6 +115,13 @@ pub(crate) struct Runtime {
     clear_inputs: bool,
     /// While profiling: how often each node has changed value (empty otherwise).
     flips_seen: Vec<u32>,
+    /// The lazy gates in index order (`node << 1 | is an AND`), their inputs
+    /// (`lazy_inputs[lazy_start[i]..lazy_start[i + 1]]`), and whether their values are those of
+    /// the current state.
+    lazy: Vec<u32>,
+    lazy_start: Vec<u32>,
+    lazy_inputs: Vec<Ref>,
+    lazy_valid: bool,
 }
 
 impl Runtime {
@@ -125,12 +136,40 @@ impl Runtime {
                 fanout[node_of(r) as usize] += 1;
             }
         }
+        // Lazy gates: what `legal`, `next` and `terminal` do not depend on (only `goal` does).
+        let mut eager = vec![false; n];
+        let mut stack: Vec<u32> = net
+            .legal
+            .iter()
+            .flatten()
+            .map(|&(_, r)| node_of(r))
+            .chain(net.next.iter().map(|&r| node_of(r)))
+            .chain(std::iter::once(node_of(net.terminal)))
+            .collect();
+        while let Some(k) = stack.pop() {
+            if !std::mem::replace(&mut eager[k as usize], true) {
+                stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
+            }
+        }
+        let is_lazy = |k: usize| {
+            !eager[k] && matches!(net.kinds[k], Kind::And | Kind::Or) && !net.inputs[k].is_empty()
+        };
+        let mut lazy = Vec::new();
+        let mut lazy_start = vec![0u32];
+        let mut lazy_inputs = Vec::new();
+        for k in 0..n {
+            if is_lazy(k) {
+                lazy.push(((k as u32) << 1) | u32::from(net.kinds[k] == Kind::And));
+                lazy_inputs.extend_from_slice(&net.inputs[k]);
+                lazy_start.push(lazy_inputs.len() as u32);
+            }
+        }
         // Guards.
         let mut guard = vec![NONE; n];
         let mut flags = vec![0u32; n];
         let mut guarded_by = vec![0u32; n];
         for (k, kind) in net.kinds.iter().enumerate() {
-            if *kind != Kind::And || net.inputs[k].len() < 2 {
+            if *kind != Kind::And || net.inputs[k].len() < 2 || is_lazy(k) {
                 continue;
             }
             let ins = &net.inputs[k];
@@ -223,8 +262,9 @@ impl Runtime {
                 total += guarded_by[k];
             }
         }
-        // Successors, without the edges from guards to the gates they guard.
-        let is_guard_edge = |k: usize, r: Ref| guard[k] == r;
+        // Successors, without the edges from guards to the gates they guard, and without lazy
+        // gates.
+        let is_guard_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k);
         let mut out_start = vec![0u32; n + 1];
         for (k, ins) in net.inputs.iter().enumerate() {
             for &r in ins {
@@ -325,6 +365,10 @@ impl Runtime {
             flips: Vec::new(),
             clear_inputs,
             flips_seen: Vec::new(),
+            lazy,
+            lazy_start,
+            lazy_inputs,
+            lazy_valid: false,
         };
         // Every source false: evaluate the gates in order (inputs come before their gates).
         for (k, kind) in net.kinds.iter().enumerate() {
@@ -369,7 +413,28 @@ impl Runtime {
         rt
     }
 
-    /// The value of a node reference (the network is settled between calls).
+    /// Evaluates the lazy gates, if the state changed since they were.
+    pub fn settle_lazy(&mut self) {
+        if self.lazy_valid {
+            return;
+        }
+        for (i, &entry) in self.lazy.iter().enumerate() {
+            let (node, and) = ((entry >> 1) as usize, entry & 1 == 1);
+            let ins =
+                &self.lazy_inputs[self.lazy_start[i] as usize..self.lazy_start[i + 1] as usize];
+            let value = if and {
+                ins.iter().all(|&r| self.value(r))
+            } else {
+                ins.iter().any(|&r| self.value(r))
+            };
+            let flags = &mut self.nodes[node].flags;
+            *flags = (*flags & !VALUE) | if value { VALUE } else { 0 };
+        }
+        self.lazy_valid = true;
+    }
+
+    /// The value of a node reference (the network is settled between calls; lazy gates after
+    /// [`Runtime::settle_lazy`]).
     pub fn value(&self, r: Ref) -> bool {
         ((self.nodes[node_of(r) as usize].flags >> 7) ^ (r & 1)) == 1
     }
@@ -608,6 +673,7 @@ impl Runtime {
 
     /// Sets a source node; the change propagates at the next [`Runtime::run`].
     fn set(&mut self, node: u32, on: bool) {
+        self.lazy_valid = false;
         self.nodes[node as usize].counter = if on { TOP } else { 0 };
         self.mark(node as usize);
     }
