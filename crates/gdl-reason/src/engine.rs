@@ -20,10 +20,11 @@ pub enum EngineChoice {
     Reference,
 }
 
-/// A machine of either engine.
+/// A machine of either engine. A reference machine built because the fast engine could not
+/// compile the game carries the reason.
 pub enum Machine {
     Fast(Box<FastMachine>),
-    Reference(Box<ReferenceMachine>),
+    Reference(Box<ReferenceMachine>, Option<String>),
 }
 
 /// A state of a [`Machine`].
@@ -33,12 +34,6 @@ pub enum MachineState {
     Reference(ReferenceState),
 }
 
-/// A built machine, and why the fast engine was not used when it was asked for and not used.
-pub struct Built {
-    pub machine: Machine,
-    pub fallback: Option<String>,
-}
-
 impl Machine {
     /// Builds the chosen engine for a checked description. `limits` are the reference
     /// engine's budgets per question (it may be the fallback).
@@ -46,7 +41,7 @@ impl Machine {
         checked: &Checked<'_>,
         choice: EngineChoice,
         limits: Limits,
-    ) -> std::result::Result<Built, Vec<Diagnostic>> {
+    ) -> std::result::Result<Machine, Vec<Diagnostic>> {
         Machine::build_with(checked, choice, limits, FastLimits::default())
     }
 
@@ -55,32 +50,44 @@ impl Machine {
         choice: EngineChoice,
         limits: Limits,
         fast_limits: FastLimits,
-    ) -> std::result::Result<Built, Vec<Diagnostic>> {
+    ) -> std::result::Result<Machine, Vec<Diagnostic>> {
         let fallback = match choice {
             EngineChoice::Fast => match FastMachine::with_limits(checked, fast_limits) {
-                Ok(m) => {
-                    return Ok(Built {
-                        machine: Machine::Fast(Box::new(m)),
-                        fallback: None,
-                    });
-                }
+                Ok(m) => return Ok(Machine::Fast(Box::new(m))),
                 Err(BuildError::Invalid(diagnostics)) => return Err(diagnostics),
                 Err(BuildError::Unsupported(reason)) => Some(reason),
             },
             EngineChoice::Reference => None,
         };
         let m = ReferenceMachine::with_limits(checked, limits)?;
-        Ok(Built {
-            machine: Machine::Reference(Box::new(m)),
-            fallback,
-        })
+        Ok(Machine::Reference(Box::new(m), fallback))
+    }
+
+    /// Why the fast engine was asked for and not used (it cannot compile the game), if so.
+    pub fn fallback(&self) -> Option<&str> {
+        match self {
+            Machine::Reference(_, reason) => reason.as_deref(),
+            Machine::Fast(_) => None,
+        }
+    }
+
+    /// Which engine runs, and why the fast one does not when it was asked for, in words:
+    /// `fast engine`, or `reference engine (the fast engine cannot compile this game: …)`.
+    pub fn describe_engine(&self) -> String {
+        match self {
+            Machine::Fast(_) => "fast engine".into(),
+            Machine::Reference(_, None) => "reference engine".into(),
+            Machine::Reference(_, Some(reason)) => {
+                format!("reference engine (the fast engine cannot compile this game: {reason})")
+            }
+        }
     }
 
     /// The engine's name: `fast` or `reference`.
     pub fn engine_name(&self) -> &'static str {
         match self {
             Machine::Fast(_) => "fast",
-            Machine::Reference(_) => "reference",
+            Machine::Reference(..) => "reference",
         }
     }
 }
@@ -93,7 +100,7 @@ macro_rules! both {
     ($self:expr, $m:ident => $e:expr) => {
         match $self {
             Machine::Fast($m) => $e,
-            Machine::Reference($m) => $e,
+            Machine::Reference($m, _) => $e,
         }
     };
 }
@@ -120,14 +127,14 @@ impl StateMachine for Machine {
     fn initial_state(&mut self) -> Result<MachineState> {
         Ok(match self {
             Machine::Fast(m) => MachineState::Fast(m.initial_state()?),
-            Machine::Reference(m) => MachineState::Reference(m.initial_state()?),
+            Machine::Reference(m, _) => MachineState::Reference(m.initial_state()?),
         })
     }
 
     fn fluents(&self, state: &MachineState) -> Vec<TermId> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.fluents(s),
-            (Machine::Reference(m), MachineState::Reference(s)) => m.fluents(s),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => m.fluents(s),
             _ => Vec::new(),
         }
     }
@@ -135,7 +142,7 @@ impl StateMachine for Machine {
     fn legal_moves(&mut self, state: &MachineState, role: RoleIndex) -> Result<Vec<TermId>> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.legal_moves(s, role),
-            (Machine::Reference(m), MachineState::Reference(s)) => m.legal_moves(s, role),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => m.legal_moves(s, role),
             _ => Err(mismatch()),
         }
     }
@@ -145,7 +152,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => {
                 Ok(MachineState::Fast(m.next_state(s, joint)?))
             }
-            (Machine::Reference(m), MachineState::Reference(s)) => {
+            (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 Ok(MachineState::Reference(m.next_state(s, joint)?))
             }
             _ => Err(mismatch()),
@@ -155,7 +162,7 @@ impl StateMachine for Machine {
     fn is_terminal(&mut self, state: &MachineState) -> Result<bool> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.is_terminal(s),
-            (Machine::Reference(m), MachineState::Reference(s)) => m.is_terminal(s),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => m.is_terminal(s),
             _ => Err(mismatch()),
         }
     }
@@ -163,7 +170,7 @@ impl StateMachine for Machine {
     fn goal_values(&mut self, state: &MachineState, role: RoleIndex) -> Result<Vec<TermId>> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.goal_values(s, role),
-            (Machine::Reference(m), MachineState::Reference(s)) => m.goal_values(s, role),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => m.goal_values(s, role),
             _ => Err(mismatch()),
         }
     }
@@ -171,7 +178,7 @@ impl StateMachine for Machine {
     fn goal(&mut self, state: &MachineState, role: RoleIndex) -> Result<u8> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.goal(s, role),
-            (Machine::Reference(m), MachineState::Reference(s)) => m.goal(s, role),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => m.goal(s, role),
             _ => Err(mismatch()),
         }
     }
@@ -192,10 +199,64 @@ impl StateMachine for Machine {
     ) -> Result<Playout> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.random_playout(s, max_steps, rng),
-            (Machine::Reference(m), MachineState::Reference(s)) => {
+            (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 m.random_playout(s, max_steps, rng)
             }
             _ => Err(mismatch()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(text: &str) -> Machine {
+        Machine::build(
+            &gdl_check::check(text),
+            EngineChoice::Fast,
+            Limits::default(),
+        )
+        .unwrap_or_else(|d| panic!("{d:?}"))
+    }
+
+    #[test]
+    fn the_fast_engine_when_it_can_the_reference_engine_with_the_reason_when_not() {
+        let fast = build(include_str!("../../../games/tictactoe.kif"));
+        assert_eq!(fast.engine_name(), "fast");
+        assert_eq!(fast.fallback(), None);
+        // Paths through the state: ground atoms that depend on each other within a state.
+        let mut recursive = build(
+            "(role r) (init (e a b)) (init (e b c)) (init (e c a)) (node a) (node b) (node c)
+             (<= (path ?x ?y) (true (e ?x ?y)))
+             (<= (path ?x ?z) (node ?y) (true (e ?x ?y)) (path ?y ?z))
+             (<= (legal r go) (path a c)) (<= (next (e ?x ?y)) (true (e ?x ?y)))
+             (<= terminal (path a c)) (<= (goal r 100) (path a c))",
+        );
+        assert_eq!(recursive.engine_name(), "reference");
+        let reason = recursive.fallback().expect("a reason").to_string();
+        assert!(reason.contains("recursive"), "{reason}");
+        assert!(recursive.describe_engine().contains(&reason));
+        // And it plays.
+        let s0 = recursive.initial_state().unwrap();
+        assert!(recursive.is_terminal(&s0).unwrap());
+        assert_eq!(recursive.goals(&s0).unwrap(), [100]);
+    }
+
+    #[test]
+    fn a_state_of_the_other_engine_is_a_bad_request() {
+        let text = include_str!("../../../games/tictactoe.kif");
+        let mut fast = build(text);
+        let mut reference = Machine::build(
+            &gdl_check::check(text),
+            EngineChoice::Reference,
+            Limits::default(),
+        )
+        .unwrap();
+        let foreign = reference.initial_state().unwrap();
+        assert!(matches!(
+            fast.is_terminal(&foreign),
+            Err(ReasonError::BadRequest(_))
+        ));
     }
 }

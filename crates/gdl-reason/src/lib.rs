@@ -8,7 +8,7 @@ pub mod reference;
 pub mod terms;
 pub mod trace;
 
-pub use engine::{Built, EngineChoice, Machine, MachineState};
+pub use engine::{EngineChoice, Machine, MachineState};
 pub use fast::{FastMachine, FastState};
 pub use machine::{Playout, ReasonError, RoleIndex, StateMachine};
 pub use reference::{ReferenceMachine, ReferenceState};

@@ -101,6 +101,8 @@ impl Timing {
 pub struct Finished {
     pub record: MatchRecord,
     pub timing: Timing,
+    /// The manager's reasoner: `fast engine`, or the reference engine and why.
+    pub reasoner: String,
 }
 
 /// A built-in strategy and its own view of the game.
@@ -337,9 +339,9 @@ where
             .await
             .map_err(|e| format!("the manager's reasoner failed: {e}"))??,
     ));
-    let (roles, initial) = {
+    let (roles, initial, reasoner) = {
         let r = referee.as_ref().expect("loaded");
-        (r.roles(), r.state_text())
+        (r.roles(), r.state_text(), r.machine.describe_engine())
     };
     if players.len() != roles.len() {
         return Err(format!(
@@ -450,6 +452,7 @@ where
     Ok(Finished {
         record: rec,
         timing,
+        reasoner,
     })
 }
 

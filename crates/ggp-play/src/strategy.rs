@@ -26,13 +26,11 @@ pub struct Game {
 /// played (`E001: unsafe rule: …`).
 pub fn load(rules: &str) -> Result<Machine, String> {
     let checked = gdl_check::check(rules);
-    Machine::build(&checked, EngineChoice::Fast, Default::default())
-        .map(|built| built.machine)
-        .map_err(|d| {
-            d.first()
-                .map(|d| format!("{}: {}", d.code, d.message))
-                .unwrap_or_default()
-        })
+    Machine::build(&checked, EngineChoice::Fast, Default::default()).map_err(|d| {
+        d.first()
+            .map(|d| format!("{}: {}", d.code, d.message))
+            .unwrap_or_default()
+    })
 }
 
 impl Game {

@@ -135,7 +135,6 @@ pub fn run(args: Args) -> u8 {
                             None => {
                                 Machine::build(&gdl_check::check(text), engine.choice(), limits)
                                     .map_err(|_| "the reasoner cannot be built".to_string())?
-                                    .machine
                             }
                         };
                         run_playouts(machine, args.seconds, seed, args.max_moves)

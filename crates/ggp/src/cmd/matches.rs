@@ -207,6 +207,7 @@ pub fn run(args: Args) -> u8 {
         Some(Ok(finished)) => {
             let record = finished.record;
             println!();
+            println!("reasoner: {}", finished.reasoner);
             println!("{:<12} {:<32} {:>5}", "role", "player", "goal");
             for ((role, player), goal) in record
                 .game_role_names

@@ -47,17 +47,13 @@ pub fn build_machine(
 ) -> Result<gdl_reason::Machine, u8> {
     let checked = gdl_check::check(&input.text);
     let built = gdl_reason::Machine::build(&checked, engine.choice(), limits);
-    if let Ok(gdl_reason::Built {
-        fallback: Some(reason),
-        ..
-    }) = &built
-    {
+    if let Some(reason) = built.as_ref().ok().and_then(|m| m.fallback()) {
         reporter.message(&format!(
             "ggp {command}: note: {}: the fast engine cannot compile this game ({reason}); using the reference engine",
             input.name
         ));
     }
-    built.map(|b| b.machine).map_err(|diagnostics| {
+    built.map_err(|diagnostics| {
         let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
         reporter.emit(&file, &diagnostics);
         reporter.message(&format!(
