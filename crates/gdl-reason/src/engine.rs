@@ -225,22 +225,20 @@ mod tests {
         let fast = build(include_str!("../../../games/tictactoe.kif"));
         assert_eq!(fast.engine_name(), "fast");
         assert_eq!(fast.fallback(), None);
-        // Paths through the state: ground atoms that depend on each other within a state.
-        let mut recursive = build(
-            "(role r) (init (e a b)) (init (e b c)) (init (e c a)) (node a) (node b) (node c)
-             (<= (path ?x ?y) (true (e ?x ?y)))
-             (<= (path ?x ?z) (node ?y) (true (e ?x ?y)) (path ?y ?z))
-             (<= (legal r go) (path a c)) (<= (next (e ?x ?y)) (true (e ?x ?y)))
-             (<= terminal (path a c)) (<= (goal r 100) (path a c))",
+        // A fact with variables stands for infinitely many ground facts.
+        let mut refused = build(
+            "(role r) (same ?x ?x) (init (at a)) (<= (legal r (go ?y)) (true (at ?x)) (same ?x ?y))
+             (<= (next (at ?y)) (does r (go ?y))) (<= terminal (true (at a)))
+             (<= (goal r 100) (true (at a)))",
         );
-        assert_eq!(recursive.engine_name(), "reference");
-        let reason = recursive.fallback().expect("a reason").to_string();
-        assert!(reason.contains("recursive"), "{reason}");
-        assert!(recursive.describe_engine().contains(&reason));
+        assert_eq!(refused.engine_name(), "reference");
+        let reason = refused.fallback().expect("a reason").to_string();
+        assert!(reason.contains("has variables"), "{reason}");
+        assert!(refused.describe_engine().contains(&reason));
         // And it plays.
-        let s0 = recursive.initial_state().unwrap();
-        assert!(recursive.is_terminal(&s0).unwrap());
-        assert_eq!(recursive.goals(&s0).unwrap(), [100]);
+        let s0 = refused.initial_state().unwrap();
+        assert!(refused.is_terminal(&s0).unwrap());
+        assert_eq!(refused.goals(&s0).unwrap(), [100]);
     }
 
     #[test]

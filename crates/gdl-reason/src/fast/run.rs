@@ -17,6 +17,13 @@
 //! (they are *armed*). When the guard flips, only its armed gates are visited. A guarded
 //! gate's value is `armed ∧ guard` (the guard's propagated value).
 //!
+//! **Blocks.** Gates in a cycle (recursion within a state: paths, connected groups) are
+//! evaluated together, by least fixpoint, when an input from outside the block changes:
+//! counters cannot do it, since a cycle of true gates would keep itself true after its support
+//! from outside is gone. Edges into a block mark its first node dirty; the block then counts,
+//! for each member, its inputs from outside that hold, and sets members true from there along
+//! the cycle's edges, as long as their thresholds are met.
+//!
 //! **Lazy goals.** Gates that only `goal` needs (a piece count, say) are not propagated into:
 //! they are evaluated, in index order, when a goal is asked for, which in a playout is once,
 //! at the end.
@@ -45,6 +52,11 @@ const HAS_TRIGGERS: u32 = 1;
 const GUARDED: u32 = 2;
 const IS_GUARD: u32 = 4;
 const PASSIVE: u32 = 8;
+/// A member of a block (its value is set by the block), the block's first member (visiting it
+/// evaluates the block), a node with edges into blocks.
+const BLOCK: u32 = 16;
+const BLOCK_FIRST: u32 = 32;
+const HAS_BLOCKS: u32 = 64;
 /// The value the node last propagated.
 const VALUE: u32 = 0x80;
 const NONE: u32 = u32::MAX;
@@ -115,6 +127,28 @@ pub(crate) struct Runtime {
     clear_inputs: bool,
     /// While profiling: how often each node has changed value (empty otherwise).
     flips_seen: Vec<u32>,
+    /// Blocks: for block `b`, its members are nodes `block_start[b]..block_start[b] +
+    /// block_len[b]`; for
+    /// each member (numbered from the block's first node), its threshold, its inputs from
+    /// outside (`block_ext[block_ext_start[i]..block_ext_start[i + 1]]`) and its successors in
+    /// the block (`block_succ[block_succ_start[i]..]`, member numbers), indexed by
+    /// `member_base[b] + member`. The block of each member node. Blocks to mark when a node
+    /// changes: `block_marks[mark_start[k]..mark_start[k + 1]]` (first nodes).
+    block_start: Vec<u32>,
+    block_len: Vec<u32>,
+    member_base: Vec<u32>,
+    block_threshold: Vec<u32>,
+    block_ext_start: Vec<u32>,
+    block_ext: Vec<Ref>,
+    block_succ_start: Vec<u32>,
+    block_succ: Vec<u32>,
+    block_of: Vec<u32>,
+    mark_start: Vec<u32>,
+    block_marks: Vec<u32>,
+    /// Scratch space of a block's evaluation: a count and a value per member, and a queue.
+    block_count: Vec<u32>,
+    block_value: Vec<bool>,
+    block_queue: Vec<u32>,
     /// The lazy gates in index order (`node << 1 | is an AND`), their inputs
     /// (`lazy_inputs[lazy_start[i]..lazy_start[i + 1]]`), and whether their values are those of
     /// the current state.
@@ -151,8 +185,18 @@ impl Runtime {
                 stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
             }
         }
+        // Blocks.
+        let mut block_of = vec![NONE; n];
+        for (b, &(start, len)) in net.blocks.iter().enumerate() {
+            for k in start..start + len {
+                block_of[k as usize] = b as u32;
+            }
+        }
         let is_lazy = |k: usize| {
-            !eager[k] && matches!(net.kinds[k], Kind::And | Kind::Or) && !net.inputs[k].is_empty()
+            !eager[k]
+                && matches!(net.kinds[k], Kind::And | Kind::Or)
+                && !net.inputs[k].is_empty()
+                && block_of[k] == NONE
         };
         let mut lazy = Vec::new();
         let mut lazy_start = vec![0u32];
@@ -169,7 +213,7 @@ impl Runtime {
         let mut flags = vec![0u32; n];
         let mut guarded_by = vec![0u32; n];
         for (k, kind) in net.kinds.iter().enumerate() {
-            if *kind != Kind::And || net.inputs[k].len() < 2 || is_lazy(k) {
+            if *kind != Kind::And || net.inputs[k].len() < 2 || is_lazy(k) || block_of[k] != NONE {
                 continue;
             }
             let ins = &net.inputs[k];
@@ -264,7 +308,7 @@ impl Runtime {
         }
         // Successors, without the edges from guards to the gates they guard, and without lazy
         // gates.
-        let is_guard_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k);
+        let is_guard_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k) || block_of[k] != NONE;
         let mut out_start = vec![0u32; n + 1];
         for (k, ins) in net.inputs.iter().enumerate() {
             for &r in ins {
@@ -312,6 +356,71 @@ impl Runtime {
             trig_start[k + 1] += trig_start[k];
         }
         let triggers = pending.iter().map(|&(_, t)| t).collect();
+
+        // The blocks' members: thresholds, inputs from outside, successors inside; and the
+        // blocks each node must mark.
+        let mut block_start = Vec::with_capacity(net.blocks.len());
+        let mut block_len = Vec::with_capacity(net.blocks.len());
+        let mut member_base = Vec::with_capacity(net.blocks.len());
+        let mut block_threshold = Vec::new();
+        let mut block_ext_start = vec![0u32];
+        let mut block_ext = Vec::new();
+        let mut block_succ_lists: Vec<Vec<u32>> = Vec::new();
+        let mut marks: Vec<(u32, u32)> = Vec::new();
+        for &(start, len) in &net.blocks {
+            block_start.push(start);
+            block_len.push(len);
+            member_base.push(block_threshold.len() as u32);
+            let base = block_succ_lists.len();
+            block_succ_lists.resize(base + len as usize, Vec::new());
+            for k in start..start + len {
+                let ins = &net.inputs[k as usize];
+                block_threshold.push(match net.kinds[k as usize] {
+                    Kind::And => ins.len() as u32,
+                    _ => 1,
+                });
+                for &r in ins {
+                    let from = node_of(r);
+                    if block_of[from as usize] == block_of[k as usize] {
+                        // Cycles are positive (the network refuses others).
+                        block_succ_lists[base + (from - start) as usize].push(k - start);
+                    } else {
+                        block_ext.push(r);
+                        marks.push((from, start));
+                    }
+                }
+                block_ext_start.push(block_ext.len() as u32);
+            }
+        }
+        let mut block_succ_start = vec![0u32];
+        let mut block_succ = Vec::new();
+        for list in &block_succ_lists {
+            block_succ.extend_from_slice(list);
+            block_succ_start.push(block_succ.len() as u32);
+        }
+        marks.sort_unstable();
+        marks.dedup();
+        let mut mark_start = vec![0u32; n + 1];
+        for &(from, _) in &marks {
+            mark_start[from as usize + 1] += 1;
+            flags[from as usize] |= HAS_BLOCKS;
+        }
+        for k in 0..n {
+            mark_start[k + 1] += mark_start[k];
+        }
+        let block_marks: Vec<u32> = marks.iter().map(|&(_, first)| first).collect();
+        for &(start, len) in &net.blocks {
+            flags[start as usize] |= BLOCK_FIRST;
+            for k in start..start + len {
+                flags[k as usize] |= BLOCK;
+            }
+        }
+        let largest = net
+            .blocks
+            .iter()
+            .map(|&(_, len)| len as usize)
+            .max()
+            .unwrap_or(0);
 
         let words = net.fluents.len().div_ceil(64);
         let nodes = (0..n)
@@ -369,9 +478,37 @@ impl Runtime {
             lazy_start,
             lazy_inputs,
             lazy_valid: false,
+            block_start,
+            block_len,
+            member_base,
+            block_threshold,
+            block_ext_start,
+            block_ext,
+            block_succ_start,
+            block_succ,
+            block_of,
+            mark_start,
+            block_marks,
+            block_count: vec![0; largest],
+            block_value: vec![false; largest],
+            block_queue: Vec::with_capacity(largest),
         };
-        // Every source false: evaluate the gates in order (inputs come before their gates).
+        // Every source false: evaluate the gates in order (inputs come before their gates, and
+        // a block's members come together).
         for (k, kind) in net.kinds.iter().enumerate() {
+            if rt.nodes[k].flags & BLOCK != 0 {
+                if rt.nodes[k].flags & BLOCK_FIRST != 0 {
+                    let b = rt.block_of[k] as usize;
+                    rt.fixpoint(b);
+                    let start = rt.block_start[b] as usize;
+                    for i in 0..rt.block_len[b] as usize {
+                        if rt.block_value[i] {
+                            rt.nodes[start + i].flags |= VALUE;
+                        }
+                    }
+                }
+                continue;
+            }
             let ins = &net.inputs[k];
             let guarded = rt.nodes[k].flags & GUARDED != 0;
             let threshold = match kind {
@@ -620,6 +757,10 @@ impl Runtime {
                 out_start,
                 out_end,
             } = self.nodes[node];
+            if flags & BLOCK_FIRST != 0 {
+                self.settle_block(self.block_of[node] as usize);
+                continue;
+            }
             let mut value = counter >> 31;
             if flags & GUARDED != 0 {
                 let g = self.guard[node];
@@ -632,6 +773,16 @@ impl Runtime {
                 self.flips_seen[node] = self.flips_seen[node].saturating_add(1);
             }
             self.nodes[node].flags = flags ^ VALUE;
+            self.changed(node, flags, value, out_start, out_end);
+        }
+    }
+
+    /// A node's value changed to `value` (its flags already say so): fire its triggers, mark its
+    /// armed gates and the blocks it feeds, and update its successors' counters, marking those
+    /// whose top bit flipped.
+    #[inline(always)]
+    fn changed(&mut self, node: usize, flags: u32, value: u32, out_start: u32, out_end: u32) {
+        if flags & (HAS_TRIGGERS | IS_GUARD | HAS_BLOCKS) != 0 {
             if flags & HAS_TRIGGERS != 0 {
                 self.fire(node, value);
             }
@@ -643,30 +794,93 @@ impl Runtime {
                     self.mark(gate);
                 }
             }
-            for i in out_start as usize..out_end as usize {
-                let e = self.edges[i];
-                let target = (e >> 1) as usize;
-                let t = &mut self.nodes[target];
-                let old = t.counter;
-                let new = if (value ^ e) & 1 != 0 {
-                    old + 1
-                } else {
-                    old - 1
-                };
-                t.counter = new;
-                if (old ^ new) & TOP != 0 {
-                    let flags = t.flags;
-                    if flags & GUARDED != 0 {
-                        if new & TOP != 0 {
-                            self.arm(target as u32);
-                        } else {
-                            self.disarm(target as u32);
-                        }
-                    }
-                    if flags & PASSIVE == 0 {
-                        self.mark(target);
+            if flags & HAS_BLOCKS != 0 {
+                for k in self.mark_start[node]..self.mark_start[node + 1] {
+                    let first = self.block_marks[k as usize] as usize;
+                    self.mark(first);
+                }
+            }
+        }
+        for i in out_start as usize..out_end as usize {
+            let e = self.edges[i];
+            let target = (e >> 1) as usize;
+            let t = &mut self.nodes[target];
+            let old = t.counter;
+            let new = if (value ^ e) & 1 != 0 {
+                old + 1
+            } else {
+                old - 1
+            };
+            t.counter = new;
+            if (old ^ new) & TOP != 0 {
+                let flags = t.flags;
+                if flags & GUARDED != 0 {
+                    if new & TOP != 0 {
+                        self.arm(target as u32);
+                    } else {
+                        self.disarm(target as u32);
                     }
                 }
+                if flags & PASSIVE == 0 {
+                    self.mark(target);
+                }
+            }
+        }
+    }
+
+    /// The least fixpoint of block `b` from its members' inputs outside the block: each member's
+    /// count of those that hold, then members set true along the block's edges while their
+    /// thresholds are met. The values are left in `block_value`.
+    fn fixpoint(&mut self, b: usize) {
+        let len = self.block_len[b] as usize;
+        let base = self.member_base[b] as usize;
+        let mut queue = std::mem::take(&mut self.block_queue);
+        queue.clear();
+        for i in 0..len {
+            let m = base + i;
+            let ext = &self.block_ext
+                [self.block_ext_start[m] as usize..self.block_ext_start[m + 1] as usize];
+            let count = ext.iter().filter(|&&r| self.value(r)).count() as u32;
+            self.block_count[i] = count;
+            self.block_value[i] = false;
+            if count >= self.block_threshold[m] {
+                queue.push(i as u32);
+            }
+        }
+        while let Some(i) = queue.pop() {
+            let i = i as usize;
+            if std::mem::replace(&mut self.block_value[i], true) {
+                continue;
+            }
+            let m = base + i;
+            for k in self.block_succ_start[m]..self.block_succ_start[m + 1] {
+                let j = self.block_succ[k as usize] as usize;
+                self.block_count[j] += 1;
+                if !self.block_value[j] && self.block_count[j] >= self.block_threshold[base + j] {
+                    queue.push(j as u32);
+                }
+            }
+        }
+        self.block_queue = queue;
+    }
+
+    /// Evaluates block `b` again and propagates the members whose values changed.
+    fn settle_block(&mut self, b: usize) {
+        self.fixpoint(b);
+        let start = self.block_start[b] as usize;
+        let len = self.block_len[b] as usize;
+        for i in 0..len {
+            let node = start + i;
+            let Node {
+                flags,
+                out_start,
+                out_end,
+                ..
+            } = self.nodes[node];
+            let value = u32::from(self.block_value[i]);
+            if value != (flags >> 7) & 1 {
+                self.nodes[node].flags = flags ^ VALUE;
+                self.changed(node, flags, value, out_start, out_end);
             }
         }
     }
