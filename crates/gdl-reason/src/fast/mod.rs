@@ -5,12 +5,14 @@
 //! - [`datalog`]: bottom-up evaluation, used for the exact static relations, the relaxed
 //!   reachability fixpoint and instantiation.
 //! - [`ground`]: the ground program.
-//! - [`net`]: the network, simplified.
-//! - [`run`]: counters, propagation, legal moves and next-state bits kept by triggers.
+//! - [`decompose`]: rules split by eliminating existential variables.
+//! - [`net`]: the network, simplified; cycles of gates (recursion within a state) as blocks.
+//! - [`run`]: counters, propagation, legal moves and next-state bits kept by triggers, guarded
+//!   gates, blocks evaluated by least fixpoint, lazy goals.
 //!
 //! A game that cannot be grounded within the budgets (an infinite domain, too many ground
-//! rules, recursion through the state) is refused with the reason; [`crate::Machine`] then
-//! falls back to the reference engine.
+//! rules or tuples tried) or whose ground atoms depend on their own negation within a state is
+//! refused with the reason; [`crate::Machine`] then falls back to the reference engine.
 
 mod datalog;
 mod decompose;
