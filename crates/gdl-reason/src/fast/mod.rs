@@ -1,13 +1,13 @@
 //! The fast engine: the game grounded over what can ever hold, compiled into a propositional
 //! network, and run by differential propagation over bit-vector states.
 //!
-//! - [`normal`]: rules flattened (negation pushed inward, `or` expanded).
-//! - [`datalog`]: bottom-up evaluation, used for the exact static relations, the relaxed
+//! - `normal`: rules flattened (negation pushed inward, `or` expanded).
+//! - `datalog`: bottom-up evaluation, used for the exact static relations, the relaxed
 //!   reachability fixpoint and instantiation.
-//! - [`ground`]: the ground program.
-//! - [`decompose`]: rules split by eliminating existential variables.
-//! - [`net`]: the network, simplified; cycles of gates (recursion within a state) as blocks.
-//! - [`run`]: counters, propagation, legal moves and next-state bits kept by triggers, guarded
+//! - `ground`: the ground program.
+//! - `decompose`: rules split by eliminating existential variables.
+//! - `net`: the network, simplified; cycles of gates (recursion within a state) as blocks.
+//! - `run`: counters, propagation, legal moves and next-state bits kept by triggers, guarded
 //!   gates, blocks evaluated by least fixpoint, lazy goals.
 //!
 //! A game that cannot be grounded within the budgets (an infinite domain, too many ground
