@@ -52,11 +52,25 @@ impl Machine {
         fast_limits: FastLimits,
     ) -> std::result::Result<Machine, Vec<Diagnostic>> {
         let fallback = match choice {
-            EngineChoice::Fast => match FastMachine::with_limits(checked, fast_limits) {
-                Ok(m) => return Ok(Machine::Fast(Box::new(m))),
-                Err(BuildError::Invalid(diagnostics)) => return Err(diagnostics),
-                Err(BuildError::Unsupported(reason)) => Some(reason),
-            },
+            // A failure of the fast engine's compiler is a bug, but it must not take a player
+            // or a match down: the game is played by the reference engine, saying why.
+            EngineChoice::Fast => {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    FastMachine::with_limits(checked, fast_limits)
+                })) {
+                    Ok(Ok(m)) => return Ok(Machine::Fast(Box::new(m))),
+                    Ok(Err(BuildError::Invalid(diagnostics))) => return Err(diagnostics),
+                    Ok(Err(BuildError::Unsupported(reason))) => Some(reason),
+                    Err(panic) => Some(format!(
+                        "internal error: {}",
+                        panic
+                            .downcast_ref::<&str>()
+                            .copied()
+                            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                            .unwrap_or("a panic")
+                    )),
+                }
+            }
             EngineChoice::Reference => None,
         };
         let m = ReferenceMachine::with_limits(checked, limits)?;

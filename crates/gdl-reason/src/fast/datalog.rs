@@ -155,6 +155,9 @@ pub(crate) enum Stop {
     OutOfTime,
     /// The work budget (tuples tried while joining) ran out.
     TooMuchWork(u64),
+    /// A rule has a negation or `distinct` with a variable that no positive literal binds
+    /// (the checker reports these, E001; this keeps the engine from evaluating one).
+    Unsafe,
 }
 
 /// Budgets of a grounding.
@@ -214,7 +217,12 @@ impl Db {
     /// A join order for `rule`: the `delta` literal first (if any), then repeatedly the
     /// positive literal expected to match fewest tuples given what is bound, each filter as
     /// soon as its variables are bound. Indexes the plan needs are built.
-    pub fn plan(&mut self, rule: &FlatRule, delta: Option<usize>, neg: &impl NegMode) -> Plan {
+    pub fn plan(
+        &mut self,
+        rule: &FlatRule,
+        delta: Option<usize>,
+        neg: &impl NegMode,
+    ) -> Result<Plan, Stop> {
         let mut bound = vec![false; rule.vars as usize];
         let mut placed = vec![false; rule.body.len()];
         let mut steps = Vec::with_capacity(rule.body.len());
@@ -293,15 +301,11 @@ impl Db {
             placed[i] = true;
             place_pos(self, i, false, &mut bound, &mut steps);
         }
-        // Filters left are unsafe (a variable no positive literal binds): the checker refuses
-        // such games, so this cannot happen for the programs the engine is given.
-        for (i, lit) in rule.body.iter().enumerate() {
-            if !placed[i] {
-                debug_assert!(false, "unsafe literal {lit:?}");
-                steps.push(Step::Filter { lit: i });
-            }
+        // A filter left is unsafe (a variable no positive literal binds).
+        if placed.iter().any(|&p| !p) {
+            return Err(Stop::Unsafe);
         }
-        Plan { steps }
+        Ok(Plan { steps })
     }
 
     /// Calls `found` for every binding of the rule's variables that satisfies the body, with
@@ -598,19 +602,46 @@ pub(crate) fn fixpoint(
         })
         .collect();
     loop {
-        let mut derived: Vec<(usize, TermId)> = Vec::new();
+        // The heads derived in this round that are not known yet, each once: the rule and
+        // where its head variables' values start in `values`.
+        let mut derived: Vec<(usize, usize)> = Vec::new();
         let mut values: Vec<TermId> = Vec::new();
+        let mut seen: HashTable<u32> = HashTable::new();
         for (k, rule) in rules.iter().enumerate() {
+            let width = head_vars[k].len();
             let mut heads = |db: &Db, env: &[TermId], _: &[TupleId]| {
-                if !db.known(&rule.head, env) {
-                    derived.push((k, TermId(values.len() as u32)));
-                    values.extend(head_vars[k].iter().map(|&v| env[v as usize]));
+                if db.known(&rule.head, env) {
+                    return true;
+                }
+                let key = head_vars[k].iter().map(|&v| env[v as usize]);
+                let hash = hash_terms(key.clone().chain(std::iter::once(TermId(k as u32))));
+                let same = |&d: &u32| {
+                    let (dk, at) = derived[d as usize];
+                    dk == k && values[at..at + width].iter().copied().eq(key.clone())
+                };
+                if seen.find(hash, same).is_none() {
+                    let at = values.len();
+                    values.extend(key);
+                    derived.push((k, at));
+                    let d = (derived.len() - 1) as u32;
+                    let (derived, values) = (&derived, &values);
+                    seen.insert_unique(hash, d, |&d| {
+                        let (dk, at) = derived[d as usize];
+                        let width = head_vars[dk].len();
+                        hash_terms(
+                            values[at..at + width]
+                                .iter()
+                                .copied()
+                                .chain(std::iter::once(TermId(dk as u32))),
+                        )
+                    });
                 }
                 // Derived heads count against the budget before they are added.
-                derived.len() <= budget.max_tuples
+                *tuples + derived.len() <= budget.max_tuples
             };
             if first {
-                let plan = db.plan(rule, None, neg);
+                check_time(budget)?;
+                let plan = db.plan(rule, None, neg)?;
                 db.enumerate(rule, &plan, (0, 0), neg, budget, &mut heads)?;
             } else {
                 for (i, lit) in rule.body.iter().enumerate() {
@@ -621,13 +652,14 @@ pub(crate) fn fixpoint(
                     if range.0 == range.1 {
                         continue;
                     }
-                    let plan = db.plan(rule, Some(i), neg);
+                    check_time(budget)?;
+                    let plan = db.plan(rule, Some(i), neg)?;
                     db.enumerate(rule, &plan, range, neg, budget, &mut heads)?;
                 }
             }
             check_time(budget)?;
         }
-        if derived.len() > budget.max_tuples {
+        if *tuples + derived.len() > budget.max_tuples {
             return Err(Stop::TooManyTuples(budget.max_tuples));
         }
         first = false;
@@ -641,7 +673,7 @@ pub(crate) fn fixpoint(
             env.clear();
             env.resize(rule.vars as usize, UNBOUND);
             for (j, &v) in head_vars[k].iter().enumerate() {
-                env[v as usize] = values[at.0 as usize + j];
+                env[v as usize] = values[at + j];
             }
             let mut tuple: smallvec::SmallVec<[TermId; 8]> = smallvec::SmallVec::new();
             for p in rule.head.args.iter() {

@@ -13,7 +13,7 @@
 //! This is exact for any partition of the body: the auxiliary relation is the projection of
 //! the bucket's conjunction on the variables it shares with the rest and the head.
 
-use super::datalog::{Db, Relation};
+use super::datalog::{Budget, Db, Relation, Stop, check_time};
 use super::normal::{FlatRule, Lit, PAtom, Pat};
 
 /// Variables of a literal, each once.
@@ -35,7 +35,7 @@ fn vars_of(lit: &Lit) -> Vec<u32> {
 }
 
 /// Variables that the positive literals among `lits` bind.
-fn bound_by(lits: &[&Lit]) -> Vec<u32> {
+fn positively_bound(lits: &[&Lit]) -> Vec<u32> {
     let mut out = Vec::new();
     for lit in lits {
         if let Lit::Pos(_) = lit {
@@ -114,7 +114,8 @@ pub(crate) fn decompose(
     rule: &FlatRule,
     dynamic: &mut Vec<bool>,
     known: &impl Fn(u32) -> bool,
-) -> Vec<FlatRule> {
+    budget: &Budget,
+) -> Result<Vec<FlatRule>, Stop> {
     let mut out = Vec::new();
     let mut body: Vec<Lit> = rule.body.clone();
     let mut head_vars = Vec::new();
@@ -124,6 +125,7 @@ pub(crate) fn decompose(
         }
     });
     loop {
+        check_time(budget)?;
         if body.len() < 2 {
             break;
         }
@@ -194,7 +196,7 @@ pub(crate) fn decompose(
         body,
         vars: rule.vars,
     });
-    out
+    Ok(out)
 }
 
 /// The literals that must go with eliminating `v`: those that mention it, plus, for every
@@ -206,7 +208,7 @@ fn bucket_of(v: u32, body: &[Lit], lit_vars: &[Vec<u32>]) -> Option<Vec<usize>> 
         .collect();
     loop {
         let lits: Vec<&Lit> = bucket.iter().map(|&k| &body[k]).collect();
-        let bound = bound_by(&lits);
+        let bound = positively_bound(&lits);
         let missing = bucket
             .iter()
             .flat_map(|&k| lit_vars[k].iter().copied())

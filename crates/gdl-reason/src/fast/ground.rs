@@ -70,6 +70,9 @@ impl std::fmt::Display for GroundError {
             GroundError::Budget(Stop::TooMuchWork(n)) => {
                 write!(f, "grounding would try more than {n} tuples")
             }
+            GroundError::Budget(Stop::Unsafe) => {
+                write!(f, "a rule has a variable that no positive literal binds")
+            }
             GroundError::Form(m) => f.write_str(m),
             GroundError::SelfNegating(r) => write!(f, "`{r}` depends on its own negation"),
             GroundError::TooManyRules(n) => write!(f, "more than {n} ground rules"),
@@ -162,6 +165,12 @@ pub(crate) fn ground(
         super::normal::NormalError::VariableInFact(f) => GroundError::Form(format!(
             "the fact `{f}` has variables: it stands for infinitely many facts"
         )),
+        super::normal::NormalError::TooLarge(n) => GroundError::Form(format!(
+            "the rules, their `or`s expanded, have more than {n} literals"
+        )),
+        super::normal::NormalError::LongBody(n) => {
+            GroundError::Form(format!("a rule has more than {n} literals"))
+        }
     })?;
     let n = program.relations.len();
     let true_rel = program.reserved(Reserved::True);
@@ -262,7 +271,13 @@ pub(crate) fn ground(
         for &m in members {
             for &k in &rules_of[m as usize] {
                 let known = |r: u32| done.get(r as usize).copied().unwrap_or(false);
-                comp_rules.extend(decompose(&mut db, &relaxed[k], &mut dynamic, &known));
+                comp_rules.extend(decompose(
+                    &mut db,
+                    &relaxed[k],
+                    &mut dynamic,
+                    &known,
+                    &limits.budget,
+                )?);
             }
         }
         let mut all_members: Vec<u32> = members.clone();
@@ -298,7 +313,13 @@ pub(crate) fn ground(
         if !dynamic[rule.head.rel as usize] {
             continue;
         }
-        split.extend(decompose(&mut db, rule, &mut dynamic, &|_| true));
+        split.extend(decompose(
+            &mut db,
+            rule,
+            &mut dynamic,
+            &|_| true,
+            &limits.budget,
+        )?);
     }
     let mut instances: Vec<(u32, u32, u32, u32)> = Vec::new();
     // Body literals as (relation, tuple, negated).
@@ -306,10 +327,18 @@ pub(crate) fn ground(
     let static_neg = |rel: u32| !dynamic[rel as usize];
     let budget = &limits.budget;
     for rule in &split {
-        let plan = db.plan(rule, None, &static_neg);
+        let plan = db.plan(rule, None, &static_neg)?;
         let head_rel = rule.head.rel;
-        let mut heads: Vec<(usize, Vec<TermId>)> = Vec::new();
-        let mut missing = false;
+        // Auxiliary heads seen for the first time: the instance and where the values of the
+        // head's variables start in `head_values`.
+        let mut head_vars: Vec<u32> = Vec::new();
+        rule.head.for_each_var(&mut |v| {
+            if !head_vars.contains(&v) {
+                head_vars.push(v)
+            }
+        });
+        let mut heads: Vec<(usize, usize)> = Vec::new();
+        let mut head_values: Vec<TermId> = Vec::new();
         db.enumerate(
             rule,
             &plan,
@@ -317,14 +346,7 @@ pub(crate) fn ground(
             &static_neg,
             budget,
             &mut |db, env, matched| {
-                let head = match db.tuple_of(&rule.head, env) {
-                    Some(t) => t,
-                    None => {
-                        // An auxiliary head seen for the first time: added below.
-                        missing = true;
-                        u32::MAX
-                    }
-                };
+                let head = db.tuple_of(&rule.head, env).unwrap_or(u32::MAX);
                 let start = lits.len() as u32;
                 for (i, lit) in rule.body.iter().enumerate() {
                     match lit {
@@ -340,7 +362,8 @@ pub(crate) fn ground(
                     }
                 }
                 if head == u32::MAX {
-                    heads.push((instances.len(), env.to_vec()));
+                    heads.push((instances.len(), head_values.len()));
+                    head_values.extend(head_vars.iter().map(|&v| env[v as usize]));
                 }
                 instances.push((head_rel, head, start, lits.len() as u32));
                 instances.len() <= limits.max_rules && heads.len() <= limits.max_rules
@@ -349,8 +372,12 @@ pub(crate) fn ground(
         if instances.len() > limits.max_rules {
             return Err(GroundError::TooManyRules(limits.max_rules));
         }
-        if missing {
-            for (k, env) in heads {
+        if !heads.is_empty() {
+            let mut env = vec![super::datalog::UNBOUND; rule.vars as usize];
+            for (k, at) in heads {
+                for (j, &v) in head_vars.iter().enumerate() {
+                    env[v as usize] = head_values[at + j];
+                }
                 let mut tuple: smallvec::SmallVec<[TermId; 8]> = smallvec::SmallVec::new();
                 for p in rule.head.args.iter() {
                     tuple.push(db.build(p, &env));

@@ -136,10 +136,10 @@ pub struct FastMachine {
     terminal: Ref,
     goals: Vec<Vec<Goal>>,
     init: FastState,
-    base: Option<Vec<TermId>>,
-    input: Option<Vec<Vec<TermId>>>,
+    /// `base` and `input` (static, as they should be), or why they cannot be answered.
+    base: std::result::Result<Option<Vec<TermId>>, String>,
+    input: std::result::Result<Option<Vec<Vec<TermId>>>, String>,
     /// Why `base` or `input` cannot be answered (they depend on the state).
-    base_input_error: Option<String>,
     stats: FastStats,
     joint: Vec<u32>,
 }
@@ -237,23 +237,19 @@ impl FastMachine {
         }
         // `base` and `input` when they are static (they should be).
         let static_rel = |r: Reserved| program.reserved(r).map(|r| (r, !g.dynamic[r as usize]));
-        let mut base_input_error = None;
         let base = match static_rel(Reserved::Base) {
-            None => None,
+            None => Ok(None),
             Some((r, true)) => {
                 let rel = &g.db.rels[r as usize];
                 let mut v: Vec<TermId> = (0..rel.len()).map(|t| rel.tuple(t)[0]).collect();
                 v.sort_unstable();
                 v.dedup();
-                Some(v)
+                Ok(Some(v))
             }
-            Some((_, false)) => {
-                base_input_error = Some("`base` depends on the state".to_string());
-                None
-            }
+            Some((_, false)) => Err("`base` depends on the state".to_string()),
         };
         let input = match static_rel(Reserved::Input) {
-            None => None,
+            None => Ok(None),
             Some((r, true)) => {
                 let rel = &g.db.rels[r as usize];
                 let mut per_role = vec![Vec::new(); roles.len()];
@@ -267,12 +263,9 @@ impl FastMachine {
                     v.sort_unstable();
                     v.dedup();
                 }
-                Some(per_role)
+                Ok(Some(per_role))
             }
-            Some((_, false)) => {
-                base_input_error = Some("`input` depends on the state".to_string());
-                None
-            }
+            Some((_, false)) => Err("`input` depends on the state".to_string()),
         };
         let stats = FastStats {
             fluents: network.fluents.len(),
@@ -291,13 +284,6 @@ impl FastMachine {
             .enumerate()
             .map(|(k, &f)| (f, k as u32))
             .collect();
-        let move_index = network
-            .moves
-            .iter()
-            .enumerate()
-            .filter(|(_, (r, _))| *r != usize::MAX)
-            .map(|(k, &m)| (m, k as u32))
-            .collect();
         let mut machine = FastMachine {
             rt,
             store,
@@ -305,14 +291,13 @@ impl FastMachine {
             roles,
             fluents: network.fluents.clone(),
             fluent_index,
-            move_index,
+            move_index: network.move_index.clone(),
             move_term: network.moves.iter().map(|&(_, m)| m).collect(),
             terminal: network.terminal,
             goals,
             init: FastState(init.into()),
             base,
             input,
-            base_input_error,
             stats,
             joint: Vec::new(),
         };
@@ -347,10 +332,17 @@ impl FastMachine {
         self.stats
     }
 
-    fn load(&mut self, state: &FastState) {
+    /// Makes `state` the network's current state.
+    fn load(&mut self, state: &FastState) -> Result<()> {
+        if state.0.len() != self.rt.cur_bits.len() {
+            return Err(ReasonError::BadRequest(
+                "a state of another game's machine".into(),
+            ));
+        }
         if self.rt.cur_bits[..] != state.0[..] {
             self.rt.load(&state.0);
         }
+        Ok(())
     }
 
     fn role_check(&self, role: RoleIndex) -> Result<()> {
@@ -425,7 +417,8 @@ impl StateMachine for FastMachine {
             while bits != 0 {
                 let b = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                out.push(self.fluents[w * 64 + b]);
+                // (A state of another machine may have bits this one has no fluent for.)
+                out.extend(self.fluents.get(w * 64 + b));
             }
         }
         out.sort_unstable();
@@ -434,7 +427,7 @@ impl StateMachine for FastMachine {
 
     fn legal_moves(&mut self, state: &FastState, role: RoleIndex) -> Result<Vec<TermId>> {
         self.role_check(role)?;
-        self.load(state);
+        self.load(state)?;
         Ok(self
             .rt
             .legal_moves(role)
@@ -465,7 +458,7 @@ impl StateMachine for FastMachine {
                 }
             }
         }
-        self.load(state);
+        self.load(state)?;
         self.rt.set_moves(&ids);
         self.rt.advance();
         self.joint = ids;
@@ -473,13 +466,13 @@ impl StateMachine for FastMachine {
     }
 
     fn is_terminal(&mut self, state: &FastState) -> Result<bool> {
-        self.load(state);
+        self.load(state)?;
         Ok(self.rt.value(self.terminal))
     }
 
     fn goal_values(&mut self, state: &FastState, role: RoleIndex) -> Result<Vec<TermId>> {
         self.role_check(role)?;
-        self.load(state);
+        self.load(state)?;
         self.rt.settle_lazy();
         Ok(self.goals[role]
             .iter()
@@ -490,26 +483,19 @@ impl StateMachine for FastMachine {
 
     fn goal(&mut self, state: &FastState, role: RoleIndex) -> Result<u8> {
         self.role_check(role)?;
-        self.load(state);
+        self.load(state)?;
         self.loaded_goal(role)
     }
 
     fn base_fluents(&mut self) -> Result<Option<Vec<TermId>>> {
-        match &self.base_input_error {
-            Some(e) if self.base.is_none() && e.contains("base") => {
-                Err(ReasonError::Evaluation(e.clone()))
-            }
-            _ => Ok(self.base.clone()),
-        }
+        self.base.clone().map_err(ReasonError::Evaluation)
     }
 
     fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>> {
         self.role_check(role)?;
-        match &self.base_input_error {
-            Some(e) if self.input.is_none() && e.contains("input") => {
-                Err(ReasonError::Evaluation(e.clone()))
-            }
-            _ => Ok(self.input.as_ref().map(|i| i[role].clone())),
+        match &self.input {
+            Ok(input) => Ok(input.as_ref().map(|i| i[role].clone())),
+            Err(e) => Err(ReasonError::Evaluation(e.clone())),
         }
     }
 
@@ -519,7 +505,7 @@ impl StateMachine for FastMachine {
         max_steps: usize,
         rng: &mut impl Rng,
     ) -> Result<Playout> {
-        self.load(state);
+        self.load(state)?;
         let roles = self.roles.len();
         let mut ids = std::mem::take(&mut self.joint);
         ids.resize(roles, 0);
@@ -691,6 +677,64 @@ mod tests {
              (<= (goal r 100) (path a a)) (<= (goal r 0) (not (path a a)))",
             40,
         );
+    }
+
+    #[test]
+    fn a_block_that_only_goal_needs_reads_current_values() {
+        // The path's base case is a conjunction that only `goal` needs: it must not be a lazy
+        // gate left stale when the block is evaluated.
+        agrees_with_reference(
+            "(role r) (init (e a b)) (init (e b c)) (init (e c a)) (init on)
+             (node a) (node b) (node c)
+             (<= (path ?x ?y) (true (e ?x ?y)) (true on))
+             (<= (path ?x ?z) (node ?y) (true (e ?x ?y)) (path ?y ?z))
+             (<= (legal r (cut ?x ?y)) (true (e ?x ?y)))
+             (<= (legal r (join ?x ?y)) (node ?x) (node ?y) (distinct ?x ?y) (not (true (e ?x ?y))))
+             (<= (legal r toggle) (true on)) (<= (legal r toggle) (not (true on)))
+             (<= (next on) (true on) (not (does r toggle)))
+             (<= (next on) (not (true on)) (does r toggle))
+             (<= (next (e ?x ?y)) (true (e ?x ?y)) (not (does r (cut ?x ?y))))
+             (<= (next (e ?x ?y)) (does r (join ?x ?y)))
+             (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (init (t 0))
+             (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
+             (<= terminal (true (t 7)))
+             (<= (goal r 100) (path a a)) (<= (goal r 0) (not (path a a)))",
+            40,
+        );
+    }
+
+    #[test]
+    fn a_cycle_with_no_support_from_outside_is_false() {
+        let rest = "(role r) (init p) (init (t 0)) (succ 0 1) (succ 1 2)
+             (<= a (true p) (not (true p)))
+             (<= (legal r go) (true p)) (<= (next p) (true p))
+             (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (<= terminal (true (t 2)))
+             (<= (goal r 100) a) (<= (goal r 0) (not a))";
+        agrees_with_reference(&format!("(<= a b) (<= b a) {rest}"), 2);
+        agrees_with_reference(&format!("(<= a a) {rest}"), 2);
+    }
+
+    #[test]
+    fn a_game_that_never_reads_the_state_still_has_one() {
+        agrees_with_reference("(role r) (init p) (legal r a) terminal (goal r 100)", 1);
+        agrees_with_reference(
+            "(role r) (legal r a) (<= (next p) (does r a)) (<= terminal (not (does r a)))
+             (goal r 100)",
+            1,
+        );
+    }
+
+    #[test]
+    fn base_and_input_that_depend_on_the_state_are_errors_each_on_its_own() {
+        let mut m = FastMachine::from_text(
+            "(role r) (init p) (<= (base p) (role r)) (<= (input r ?m) (true (q ?m)))
+             (<= (legal r a) (true p)) (<= (next p) (true p)) (<= terminal (true p))
+             (<= (goal r 100) (true p))",
+        )
+        .unwrap();
+        let p = m.intern("p").unwrap();
+        assert_eq!(m.base_fluents().unwrap(), Some(vec![p]));
+        assert!(matches!(m.input_moves(0), Err(ReasonError::Evaluation(_))));
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub(crate) struct Net {
     pub moves: Vec<(usize, TermId)>,
     /// The input node of each move ([`FALSE`]: none, nothing depends on the move).
     pub input: Vec<Ref>,
+    /// The number of each move of each role.
+    pub move_index: FxHashMap<(usize, TermId), u32>,
     /// Each role's legal moves: move number and when it is legal.
     pub legal: Vec<Vec<(u32, Ref)>>,
     /// When each fluent holds in the next state.
@@ -177,15 +179,30 @@ pub(crate) fn build(
     let mut atom_ref = vec![FALSE; atom_count];
 
     // Fluents and moves.
-    let fluent_count = true_rel.map_or(0, |r| g.db.rels[r as usize].len()) as usize;
-    let mut fluents = Vec::with_capacity(fluent_count);
-    let mut base = Vec::with_capacity(fluent_count);
+    // The fluents: what `true` can hold (which includes what `init` and `next` give), or, in a
+    // game whose rules never read the state, what `init` and `next` give.
+    let mut fluents = Vec::new();
+    let mut base = Vec::new();
     if let Some(t) = true_rel {
-        for id in 0..fluent_count as u32 {
+        for id in 0..g.db.rels[t as usize].len() {
             fluents.push(g.db.rels[t as usize].tuple(id)[0]);
             let r = b.node(Kind::Base(id), Vec::new());
             base.push(r);
             atom_ref[(g.atom_base[t as usize] + id) as usize] = r;
+        }
+    } else {
+        for r in [rel(Reserved::Init), rel(Reserved::Next)]
+            .into_iter()
+            .flatten()
+        {
+            let relation = &g.db.rels[r as usize];
+            for id in 0..relation.len() {
+                let f = relation.tuple(id)[0];
+                if !fluents.contains(&f) {
+                    fluents.push(f);
+                    base.push(b.node(Kind::Base(fluents.len() as u32 - 1), Vec::new()));
+                }
+            }
         }
     }
     let mut moves = Vec::new();
@@ -343,6 +360,7 @@ pub(crate) fn build(
         base,
         moves,
         input,
+        move_index,
         legal,
         next,
         blocks: Vec::new(),
@@ -445,10 +463,18 @@ fn prune(net: &mut Net) {
         }
     }
     // The sources in their order first (node 0, the constant, stays node 0).
-    let mut ready: std::collections::VecDeque<u32> = (0..n)
-        .filter(|&k| live[k] && net.inputs[k].is_empty() && comps[comp_of[k] as usize].len() == 1)
-        .map(|k| comp_of[k])
-        .collect();
+    // Every component that depends on no other: the sources (node 0, the constant, first, so it
+    // stays node 0) and cycles with no support from outside.
+    let mut ready: std::collections::VecDeque<u32> = std::collections::VecDeque::new();
+    let mut queued = vec![false; comps.len()];
+    for k in 0..n {
+        if live[k] {
+            let c = comp_of[k] as usize;
+            if pending[c] == 0 && !std::mem::replace(&mut queued[c], true) {
+                ready.push_back(c as u32);
+            }
+        }
+    }
     let mut order: Vec<u32> = Vec::with_capacity(n);
     let mut blocks = Vec::new();
     while let Some(c) = ready.pop_front() {

@@ -86,7 +86,15 @@ pub(crate) enum NormalError {
     TooManyBranches(usize),
     /// A fact with variables (`(leq ?x ?x)`) stands for infinitely many ground facts.
     VariableInFact(String),
+    /// The rules, `or`s expanded, have more literals than this in all.
+    TooLarge(usize),
+    /// A rule body has more literals than this (join planning is quadratic in it).
+    LongBody(usize),
 }
+
+/// Literals the flat rules of a program may have in all, and one rule.
+const LITERAL_LIMIT: usize = 4_000_000;
+const BODY_LIMIT: usize = 256;
 
 /// Flattens every rule of the program; ground terms are interned in `store`.
 pub(crate) fn flatten(
@@ -95,6 +103,7 @@ pub(crate) fn flatten(
     branch_limit: usize,
 ) -> Result<Vec<FlatRule>, NormalError> {
     let mut out = Vec::new();
+    let mut total = 0usize;
     for rule in &program.rules {
         let head = PAtom {
             rel: rule.head.rel,
@@ -109,6 +118,13 @@ pub(crate) fn flatten(
         for literal in &rule.body {
             let alternatives = dnf(literal, false, store, branch_limit)?;
             bodies = product(bodies, &alternatives, branch_limit)?;
+        }
+        if bodies.iter().any(|b| b.len() > BODY_LIMIT) {
+            return Err(NormalError::LongBody(BODY_LIMIT));
+        }
+        total += bodies.iter().map(Vec::len).sum::<usize>();
+        if total > LITERAL_LIMIT {
+            return Err(NormalError::TooLarge(LITERAL_LIMIT));
         }
         for body in bodies {
             out.push(FlatRule {

@@ -68,7 +68,8 @@ struct Node {
     /// The counter (top bit: the value; for a guarded gate, whether the inputs other than the
     /// guard all hold).
     counter: u32,
-    /// [`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`VALUE`].
+    /// [`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`PASSIVE`], [`BLOCK`], [`BLOCK_FIRST`],
+    /// [`HAS_BLOCKS`], [`VALUE`].
     flags: u32,
     /// Successors: `edges[out_start..out_end]`, each `target << 1 | negated`.
     out_start: u32,
@@ -85,7 +86,7 @@ pub(crate) struct Runtime {
     triggers: Vec<u32>,
     /// For a guarded gate: its guard (a [`Ref`]).
     guard: Vec<u32>,
-    /// For a guard: its armed gates (`gate << 1 | negated guard`) are
+    /// For a guard: its armed gates are
     /// `armed[armed_start[k]..armed_start[k] + armed_len[k]]`; for a guarded gate, its place
     /// in its guard's list (`NONE`: not armed).
     armed_start: Vec<u32>,
@@ -107,7 +108,7 @@ pub(crate) struct Runtime {
     /// The role of each move, and its input node (`NONE`: none).
     move_role: Vec<u32>,
     move_node: Vec<u32>,
-    /// The base node of each fluent (`NONE`: nothing reads it).
+    /// The base node of each fluent.
     base_node: Vec<u32>,
     /// Each role's legal moves, in no order, and the position of each move in its list.
     legal: Vec<Vec<u32>>,
@@ -179,6 +180,13 @@ impl Runtime {
             .map(|&(_, r)| node_of(r))
             .chain(net.next.iter().map(|&r| node_of(r)))
             .chain(std::iter::once(node_of(net.terminal)))
+            // A block reads its inputs' values when it is evaluated, so they must be current:
+            // blocks (and all they depend on) are not lazy.
+            .chain(
+                net.blocks
+                    .iter()
+                    .flat_map(|&(start, len)| start..start + len),
+            )
             .collect();
         while let Some(k) = stack.pop() {
             if !std::mem::replace(&mut eager[k as usize], true) {
@@ -306,13 +314,14 @@ impl Runtime {
                 total += guarded_by[k];
             }
         }
-        // Successors, without the edges from guards to the gates they guard, and without lazy
-        // gates.
-        let is_guard_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k) || block_of[k] != NONE;
+        // Successors, without the edges that propagation does not follow: from guards to the
+        // gates they guard, into lazy gates (evaluated on demand), into blocks (which are
+        // marked instead).
+        let skip_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k) || block_of[k] != NONE;
         let mut out_start = vec![0u32; n + 1];
         for (k, ins) in net.inputs.iter().enumerate() {
             for &r in ins {
-                if !is_guard_edge(k, r) {
+                if !skip_edge(k, r) {
                     out_start[node_of(r) as usize + 1] += 1;
                 }
             }
@@ -324,7 +333,7 @@ impl Runtime {
         let mut edges = vec![0u32; out_start[n] as usize];
         for (k, ins) in net.inputs.iter().enumerate() {
             for &r in ins {
-                if !is_guard_edge(k, r) {
+                if !skip_edge(k, r) {
                     let slot = &mut fill[node_of(r) as usize];
                     edges[*slot as usize] = ((k as u32) << 1) | (r & 1);
                     *slot += 1;
@@ -654,7 +663,7 @@ impl Runtime {
         let g = self.guard[gate as usize];
         let guard = node_of(g) as usize;
         let len = self.armed_len[guard];
-        self.armed[(self.armed_start[guard] + len) as usize] = (gate << 1) | (g & 1);
+        self.armed[(self.armed_start[guard] + len) as usize] = gate;
         self.armed_pos[gate as usize] = len;
         self.armed_len[guard] = len + 1;
     }
@@ -683,7 +692,7 @@ impl Runtime {
         let last = self.armed_len[guard] - 1;
         let moved = self.armed[(start + last) as usize];
         self.armed[(start + pos) as usize] = moved;
-        self.armed_pos[(moved >> 1) as usize] = pos;
+        self.armed_pos[moved as usize] = pos;
         self.armed_len[guard] = last;
         self.armed_pos[gate as usize] = NONE;
     }
@@ -790,7 +799,7 @@ impl Runtime {
                 let start = self.armed_start[node] as usize;
                 let len = self.armed_len[node] as usize;
                 for k in start..start + len {
-                    let gate = (self.armed[k] >> 1) as usize;
+                    let gate = self.armed[k] as usize;
                     self.mark(gate);
                 }
             }
@@ -856,7 +865,9 @@ impl Runtime {
             for k in self.block_succ_start[m]..self.block_succ_start[m + 1] {
                 let j = self.block_succ[k as usize] as usize;
                 self.block_count[j] += 1;
-                if !self.block_value[j] && self.block_count[j] >= self.block_threshold[base + j] {
+                // Queued once, when its count reaches the threshold (counts only grow), so the
+                // queue never holds more than the block's members.
+                if !self.block_value[j] && self.block_count[j] == self.block_threshold[base + j] {
                     queue.push(j as u32);
                 }
             }
@@ -879,6 +890,9 @@ impl Runtime {
             } = self.nodes[node];
             let value = u32::from(self.block_value[i]);
             if value != (flags >> 7) & 1 {
+                if let Some(f) = self.flips_seen.get_mut(node) {
+                    *f = f.saturating_add(1);
+                }
                 self.nodes[node].flags = flags ^ VALUE;
                 self.changed(node, flags, value, out_start, out_end);
             }
@@ -900,11 +914,8 @@ impl Runtime {
                 let b = diff.trailing_zeros();
                 diff &= diff - 1;
                 let f = w * 64 + b as usize;
-                let node = self.base_node[f];
                 self.cur_bits[w] ^= 1 << b;
-                if node != NONE {
-                    self.set(node, self.cur_bits[w] >> b & 1 == 1);
-                }
+                self.set(self.base_node[f], self.cur_bits[w] >> b & 1 == 1);
             }
         }
         self.run();
@@ -957,10 +968,7 @@ impl Runtime {
         for &f in &flips {
             let (w, b) = (f as usize / 64, f % 64);
             self.cur_bits[w] ^= 1 << b;
-            let node = self.base_node[f as usize];
-            if node != NONE {
-                self.set(node, self.cur_bits[w] >> b & 1 == 1);
-            }
+            self.set(self.base_node[f as usize], self.cur_bits[w] >> b & 1 == 1);
         }
         self.run();
         self.flips = flips;
