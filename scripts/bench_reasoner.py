@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reasoner speed side by side: `ggp bench` (fast and reference engines) against the baselines
+"""Reasoner speed side by side: `ggp bench` (the fast engine's bit-parallel playouts, the fast
+engine one playout at a time, the reference engine) against the baselines
 of ../shared/bench (the hand-written C tic-tac-toe and the SWI-Prolog translation), in
 alternating rounds on one machine, reporting medians and the median of the per-round ratios.
 
@@ -32,8 +33,9 @@ def run(cmd, timeout):
         return ""
 
 
-def ggp(game, engine, seconds):
-    out = run([GGP, "bench", game, "--seconds", str(seconds), "--engine", engine], seconds + 60)
+def ggp(game, engine, seconds, *extra):
+    out = run([GGP, "bench", game, "--seconds", str(seconds), "--engine", engine, *extra],
+              seconds + 60)
     rate = re.search(r"playouts/s:\s+([\d.]+)", out)
     build = re.search(r"build time:\s+([\d.]+) ms", out)
     return (float(rate.group(1)) if rate else None, float(build.group(1)) if build else None)
@@ -92,8 +94,10 @@ def main():
             ref, _ = ggp(game, "reference", args.seconds)
             pro = prolog(pl, args.seconds) if have_swipl else None
             hand = handwritten(ttt) if (ttt and name == "ticTacToe") else None
-            rounds.append((fast, build, ref, pro, hand))
-            print(f"{name} round {r + 1}: fast {fmt(fast)} (build {build} ms), reference {fmt(ref)}, "
+            seq, _ = ggp(game, "fast", args.seconds, "--sequential")
+            rounds.append((fast, build, ref, pro, hand, seq))
+            print(f"{name} round {r + 1}: fast {fmt(fast)} (build {build} ms), "
+                  f"one at a time {fmt(seq)}, reference {fmt(ref)}, "
                   f"prolog {fmt(pro)}, handwritten {fmt(hand)}", file=sys.stderr, flush=True)
 
         def ratio(i, j):
@@ -101,19 +105,20 @@ def main():
 
         rows.append((name, median([a[0] for a in rounds]), median([a[1] for a in rounds]),
                      median([a[2] for a in rounds]), ratio(0, 2), median([a[3] for a in rounds]),
-                     ratio(0, 3), median([a[4] for a in rounds]), ratio(0, 4), rounds))
-    print("| game | fast playouts/s | build ms | reference | fast ÷ reference | SWI-Prolog | "
-          "fast ÷ Prolog | hand-written C | fast ÷ C |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for (name, fast, build, ref, r_ref, pro, r_pro, hand, r_hand, _) in rows:
+                     ratio(0, 3), median([a[4] for a in rounds]), ratio(0, 4),
+                     median([a[5] for a in rounds]), ratio(5, 2), rounds))
+    print("| game | fast playouts/s | build ms | one at a time | reference | fast ÷ reference | "
+          "one at a time ÷ reference | SWI-Prolog | fast ÷ Prolog | hand-written C | fast ÷ C |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (name, fast, build, ref, r_ref, pro, r_pro, hand, r_hand, seq, r_seq, _) in rows:
         rr = lambda x: "—" if x is None else f"{x:,.1f}x" if x >= 1 else f"{x:.3f}x"
-        print(f"| {name} | {fmt(fast)} | {fmt(build)} | {fmt(ref)} | {rr(r_ref)} | {fmt(pro)} | "
-              f"{rr(r_pro)} | {fmt(hand)} | {rr(r_hand)} |")
+        print(f"| {name} | {fmt(fast)} | {fmt(build)} | {fmt(seq)} | {fmt(ref)} | {rr(r_ref)} | "
+              f"{rr(r_seq)} | {fmt(pro)} | {rr(r_pro)} | {fmt(hand)} | {rr(r_hand)} |")
     print()
     for (name, *_, rounds) in rows:
         print(f"- {name}: " + "; ".join(
-            f"fast {fmt(a[0])} / reference {fmt(a[2])} / Prolog {fmt(a[3])}"
-            + (f" / C {fmt(a[4])}" if a[4] else "") for a in rounds))
+            f"fast {fmt(a[0])} / one at a time {fmt(a[5])} / reference {fmt(a[2])} / "
+            f"Prolog {fmt(a[3])}" + (f" / C {fmt(a[4])}" if a[4] else "") for a in rounds))
 
 
 if __name__ == "__main__":

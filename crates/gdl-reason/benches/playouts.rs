@@ -1,11 +1,14 @@
 //! Reasoner speed on the six games of issue 5 (`../shared/corpus/games/base/`): one random
 //! playout from the initial state (goals read at the end) with the fast engine and with the
-//! reference engine, and the fast engine's build (parse, check, ground, network). One thread.
+//! reference engine; batches of `4 * LANES` playouts with the fast engine's bit-parallel
+//! playouts (throughput in playouts); and the fast engine's build (parse, check, ground,
+//! network). One thread.
 //! Skips, saying so, without `../shared`. `ggp bench GAME --seconds N` gives playouts per
 //! second in the gdl-perf format.
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gdl_reason::{FastMachine, ReferenceMachine, StateMachine};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use gdl_reason::fast::LANES;
+use gdl_reason::{FastMachine, ReferenceMachine, StateMachine, Until};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -56,6 +59,23 @@ fn bench(c: &mut Criterion) {
                 reference
                     .random_playout(&s0, MAX_STEPS, &mut rng)
                     .expect("a playout")
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("lanes");
+    group.sample_size(10);
+    let batch = 4 * LANES as u64;
+    group.throughput(Throughput::Elements(batch));
+    for (name, text) in &games {
+        let mut fast = FastMachine::from_text(text).expect("the fast engine builds it");
+        let s0 = fast.initial_state().expect("an initial state");
+        let mut rng = SmallRng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::new("fast", name), |b| {
+            b.iter(|| {
+                fast.playouts(&s0, Until::Playouts(batch), MAX_STEPS, &mut rng)
+                    .expect("playouts")
             })
         });
     }

@@ -6,7 +6,7 @@ use gdl_syntax::Diagnostic;
 use rand::Rng;
 
 use crate::fast::{BuildError, FastLimits, FastMachine, FastState};
-use crate::machine::{Playout, ReasonError, Result, RoleIndex, StateMachine};
+use crate::machine::{Batch, Playout, ReasonError, Result, RoleIndex, StateMachine, Until};
 use crate::reference::{Limits, ReferenceMachine, ReferenceState};
 use crate::terms::{TermId, TermStore};
 
@@ -215,6 +215,22 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.random_playout(s, max_steps, rng),
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 m.random_playout(s, max_steps, rng)
+            }
+            _ => Err(mismatch()),
+        }
+    }
+
+    fn playouts(
+        &mut self,
+        state: &MachineState,
+        until: Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Batch> {
+        match (self, state) {
+            (Machine::Fast(m), MachineState::Fast(s)) => m.playouts(s, until, max_steps, rng),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => {
+                m.playouts(s, until, max_steps, rng)
             }
             _ => Err(mismatch()),
         }

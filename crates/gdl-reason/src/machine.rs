@@ -57,6 +57,28 @@ pub struct Playout {
     pub goals: Option<smallvec::SmallVec<[u8; 4]>>,
 }
 
+/// When a batch of playouts ([`StateMachine::playouts`]) ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// After this many playouts (finished or cut at the step limit).
+    Playouts(u64),
+    /// At this time: playouts still running then are dropped (their steps are counted).
+    Deadline(std::time::Instant),
+}
+
+/// What a batch of random playouts did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Playouts that reached a terminal state.
+    pub finished: u64,
+    /// Playouts cut at the step limit.
+    pub cut: u64,
+    /// Joint moves played, in every playout (also those cut or dropped).
+    pub steps: u64,
+    /// For each role, the sum of its goals over the finished playouts.
+    pub goal_sums: Vec<u64>,
+}
+
 /// A game as a state machine.
 ///
 /// Terms (roles, moves, fluents, goal values) are [`TermId`]s of the machine's
@@ -203,6 +225,18 @@ pub trait StateMachine {
         })
     }
 
+    /// Random playouts from `state` (each as [`StateMachine::random_playout`]) until `until`.
+    /// Engines may run several at once (the fast engine runs 512 side by side, a bit each).
+    fn playouts(
+        &mut self,
+        state: &Self::State,
+        until: Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Batch> {
+        sequential_playouts(self, state, until, max_steps, rng)
+    }
+
     /// Plays random joint moves from `state` until a terminal state, at most `max_steps` of
     /// them; returns the last state and the number of steps.
     fn playout(
@@ -221,4 +255,37 @@ pub trait StateMachine {
         }
         Ok((state, max_steps))
     }
+}
+
+/// [`StateMachine::playouts`] one at a time.
+pub fn sequential_playouts<M: StateMachine + ?Sized>(
+    machine: &mut M,
+    state: &M::State,
+    until: Until,
+    max_steps: usize,
+    rng: &mut impl Rng,
+) -> Result<Batch> {
+    let mut batch = Batch {
+        goal_sums: vec![0; machine.roles().len()],
+        ..Batch::default()
+    };
+    loop {
+        match until {
+            Until::Playouts(n) if batch.finished + batch.cut >= n => break,
+            Until::Deadline(t) if std::time::Instant::now() >= t => break,
+            _ => {}
+        }
+        let playout = machine.random_playout(state, max_steps, rng)?;
+        batch.steps += playout.steps as u64;
+        match playout.goals {
+            Some(goals) => {
+                batch.finished += 1;
+                for (sum, g) in batch.goal_sums.iter_mut().zip(goals) {
+                    *sum += u64::from(g);
+                }
+            }
+            None => batch.cut += 1,
+        }
+    }
+    Ok(batch)
 }

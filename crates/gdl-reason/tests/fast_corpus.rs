@@ -2,7 +2,11 @@
 //!
 //! - where the game has a conformance trace, the trace replays identically;
 //! - random playouts run side by side with the reference engine, which must agree at every
-//!   step on the state, every role's legal moves, terminality and the goal values.
+//!   step on the state, every role's legal moves, terminality and the goal values;
+//! - bit-parallel playouts (more than one batch of lanes, so that lanes start again) are
+//!   replayed one move at a time (a sample of them): on the fast engine, which must agree at
+//!   every step on the number of legal moves, the move's legality, terminality and the goals
+//!   (or fail with the same error); two of them on the reference engine as well.
 //!
 //! The games the fast engine refuses (the reference engine plays them instead), with the
 //! reason, are exactly those recorded in `fast_outcomes.txt`; the budgets that decide it are
@@ -16,7 +20,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gdl_reason::fast::{BuildError, FastLimits};
+use gdl_reason::ReasonError;
+use gdl_reason::fast::{BuildError, FastLimits, LANES, LanePlayout};
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{StateInfo, describe};
 use gdl_reason::{FastMachine, ReferenceMachine, StateMachine, TermId};
@@ -81,6 +86,151 @@ fn side_by_side(
     Ok(())
 }
 
+/// How a recorded lane playout ended.
+#[derive(Clone, Copy)]
+enum End<'a> {
+    /// Finished (goals) or cut at the step limit.
+    Normal(&'a Option<Vec<u8>>),
+    /// Failed with this error: a role without legal moves, or bad goals.
+    Failed(&'a ReasonError),
+}
+
+/// Replays a recorded bit-parallel playout one move at a time on `machine` (whose moves are
+/// `moves`, mapped from the fast engine's move numbers); `Err` describes the first
+/// disagreement. A question `machine` cannot answer ends the replay when `lenient` (the
+/// reference engine's budgets).
+fn replay_lane<M: StateMachine>(
+    machine: &mut M,
+    p: &LanePlayout,
+    end: End<'_>,
+    moves: impl Fn(&mut M, u32) -> TermId,
+    lenient: bool,
+) -> Result<(), String> {
+    macro_rules! ask {
+        ($e:expr, $what:expr) => {
+            match $e {
+                Ok(v) => v,
+                Err(_) if lenient => return Ok(()),
+                Err(e) => return Err(format!("{}: {e}", $what)),
+            }
+        };
+    }
+    let mut state = ask!(machine.initial_state(), "initial state");
+    for (step, joint) in p.moves.iter().enumerate() {
+        if ask!(machine.is_terminal(&state), "terminal") {
+            return Err(format!("step {step}: the lane moved in a terminal state"));
+        }
+        let mut terms = Vec::new();
+        for (role, &m) in joint.iter().enumerate() {
+            let legal = ask!(machine.legal_moves(&state, role), "legal");
+            if legal.len() as u32 != p.legal_counts[step][role] {
+                return Err(format!(
+                    "step {step}: role {role} has {} legal moves, the lane counted {}",
+                    legal.len(),
+                    p.legal_counts[step][role]
+                ));
+            }
+            let t = moves(machine, m);
+            if !legal.contains(&t) {
+                return Err(format!("step {step}: the lane played an illegal move"));
+            }
+            terms.push(t);
+        }
+        state = ask!(machine.next_state(&state, &terms), "next");
+    }
+    let terminal = ask!(machine.is_terminal(&state), "terminal");
+    match end {
+        End::Normal(Some(goals)) => {
+            if !terminal {
+                return Err("the lane ended in a state that is not terminal".into());
+            }
+            let expected = ask!(machine.goals(&state), "goals");
+            if &expected != goals {
+                return Err(format!("goals {goals:?}, expected {expected:?}"));
+            }
+        }
+        End::Normal(None) if terminal => return Err("the lane was cut in a terminal state".into()),
+        End::Normal(None) if p.moves.len() != STEPS => {
+            return Err(format!("the lane was cut after {} steps", p.moves.len()));
+        }
+        End::Normal(None) => {}
+        End::Failed(error) => {
+            // The error one-at-a-time play meets in the same state.
+            let expected = if terminal {
+                machine.goals(&state).err()
+            } else {
+                machine
+                    .random_joint_move(&state, &mut StdRng::seed_from_u64(0))
+                    .err()
+            };
+            if expected.as_ref() != Some(error) {
+                return Err(format!(
+                    "the lane failed with `{error}`, expected {expected:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bit-parallel playouts, replayed on the fast engine one move at a time (every eighth, the
+/// last to finish and a failed one), the first two of those on the reference engine too.
+fn check_lanes(
+    fast: &mut FastMachine,
+    reference: &mut ReferenceMachine,
+    rng: &mut impl Rng,
+) -> Result<(), String> {
+    let count = LANES as u64 + 16;
+    let s0 = fast.initial_state().map_err(|e| e.to_string())?;
+    let Some(record) = fast
+        .lane_playouts(&s0, count, STEPS, rng)
+        .map_err(|e| format!("lanes: {e}"))?
+    else {
+        return Ok(());
+    };
+    if record.failed.is_none() && record.playouts.len() as u64 != count {
+        return Err(format!(
+            "{} lane playouts recorded, not {count}",
+            record.playouts.len()
+        ));
+    }
+    let fast_moves: Vec<TermId> = (0..fast.stats().moves as u32)
+        .map(|m| fast.move_term(m))
+        .collect();
+    let texts: Vec<String> = fast_moves
+        .iter()
+        .map(|&t| fast.terms().text(fast.symbols(), t))
+        .collect();
+    let all = record
+        .playouts
+        .iter()
+        .map(|p| (p, End::Normal(&p.goals)))
+        .chain(record.failed.iter().map(|(p, e)| (p, End::Failed(e))));
+    let last = record.playouts.len().saturating_sub(16);
+    for (k, (p, end)) in all.enumerate() {
+        // Every eighth playout, the last ones to finish (among them those of lanes that
+        // started again) and the failed one.
+        let failed = matches!(end, End::Failed(_));
+        if k % 8 != 0 && k < last && !failed {
+            continue;
+        }
+        let on_reference = k < 9 || failed;
+        replay_lane(fast, p, end, |_, m| fast_moves[m as usize], false)
+            .map_err(|e| format!("lane playout {k}, on the fast engine: {e}"))?;
+        if on_reference {
+            replay_lane(
+                reference,
+                p,
+                end,
+                |r, m| r.intern(&texts[m as usize]).expect("a move of the game"),
+                true,
+            )
+            .map_err(|e| format!("lane playout {k}, on the reference engine: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// `Ok(None)` when the game agrees, `Ok(Some(reason))` when the fast engine refuses it, `Err`
 /// on a disagreement.
 fn compare(
@@ -109,6 +259,7 @@ fn compare(
     for _ in 0..PLAYOUTS {
         side_by_side(&mut fast, &mut reference, &mut rng)?;
     }
+    check_lanes(&mut fast, &mut reference, &mut rng)?;
     Ok(None)
 }
 

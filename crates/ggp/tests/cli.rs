@@ -247,6 +247,33 @@ fn bench_prints_the_gdl_perf_lines() {
     let rollouts: u64 = lines[3]["numRollouts=".len()..].parse().unwrap();
     assert!(rollouts > 0, "{stdout}");
     assert!(stdout.contains("playouts/s:"));
+    assert!(stdout.contains("512 playouts side by side"), "{stdout}");
+}
+
+#[test]
+fn bench_plays_whole_games_in_lanes_and_one_at_a_time() {
+    for extra in [None, Some("--sequential")] {
+        let mut args = vec!["bench", "games/tictactoe.kif", "--seconds", "0.2"];
+        args.extend(extra);
+        let out = ggp(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let value = |key: &str| -> f64 {
+            let line = stdout.lines().find(|l| l.starts_with(key)).unwrap();
+            line[key.len()..].trim().parse().unwrap()
+        };
+        // A tic-tac-toe game lasts 5 to 9 moves (the lanes still playing at the deadline add
+        // their moves but not their playouts).
+        let (changes, rollouts) = (value("numStateChanges="), value("numRollouts="));
+        assert!(rollouts > 0.0, "{stdout}");
+        assert!((5.0..=10.0).contains(&(changes / rollouts)), "{stdout}");
+        let mode = if extra.is_some() {
+            "one playout at a time"
+        } else {
+            "side by side"
+        };
+        assert!(stdout.contains(mode), "{stdout}");
+    }
 }
 
 #[test]

@@ -17,6 +17,7 @@
 mod datalog;
 mod decompose;
 mod ground;
+mod lanes;
 mod net;
 mod normal;
 mod run;
@@ -32,9 +33,11 @@ use rand::{Rng, SeedableRng};
 use rustc_hash::FxHashMap;
 
 use self::datalog::Budget;
+pub use self::lanes::{LANES, LanePlayout};
+use self::lanes::{LaneError, LaneErrorKind, Lanes};
 use self::net::Ref;
 use self::run::Runtime;
-use crate::machine::{Playout, ReasonError, Result, RoleIndex, StateMachine};
+use crate::machine::{Batch, Playout, ReasonError, Result, RoleIndex, StateMachine, Until};
 use crate::terms::{TermId, TermStore};
 
 /// Random playouts run when a machine is built to choose its guards (see [`run`]): at most
@@ -142,6 +145,9 @@ pub struct FastMachine {
     /// Why `base` or `input` cannot be answered (they depend on the state).
     stats: FastStats,
     joint: Vec<u32>,
+    /// The network compiled for bit-parallel playouts (`None`: `legal`, `goal` or `terminal`
+    /// depend on the moves, and playouts run one at a time).
+    lanes: Option<Box<Lanes>>,
 }
 
 /// The ground term of a ground term of the program.
@@ -229,7 +235,12 @@ impl FastMachine {
                     })
                     .collect()
             })
+            .collect::<Vec<Vec<Goal>>>();
+        let goal_numbers: Vec<Vec<Option<u8>>> = goals
+            .iter()
+            .map(|list| list.iter().map(|g| g.number).collect())
             .collect();
+        let lanes = Lanes::new(&network, &goal_numbers).map(Box::new);
         let words = network.fluents.len().div_ceil(64);
         let mut init = vec![0u64; words];
         for &f in &network.init {
@@ -300,6 +311,7 @@ impl FastMachine {
             input,
             stats,
             joint: Vec::new(),
+            lanes,
         };
         let init = machine.init.clone();
         machine.rt.load(&init.0);
@@ -552,9 +564,128 @@ impl StateMachine for FastMachine {
         self.joint = ids;
         result
     }
+
+    /// [`LANES`] playouts at a time, bit-parallel, where the game allows (see
+    /// [`FastMachine::lane_playouts`]).
+    fn playouts(
+        &mut self,
+        state: &FastState,
+        until: Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Batch> {
+        if self.lanes.is_none() {
+            return self.sequential_playouts(state, until, max_steps, rng);
+        }
+        let tally = self.run_lanes(state, until, max_steps, rng, None, &mut None)?;
+        Ok(Batch {
+            finished: tally.finished,
+            cut: tally.cut,
+            steps: tally.steps,
+            goal_sums: tally.goal_sums,
+        })
+    }
+}
+
+/// Recorded bit-parallel playouts ([`FastMachine::lane_playouts`]).
+#[derive(Clone, Debug)]
+pub struct LaneRecord {
+    pub playouts: Vec<LanePlayout>,
+    /// The playout that failed, up to the failure, and why.
+    pub failed: Option<(LanePlayout, ReasonError)>,
 }
 
 impl FastMachine {
+    /// Whether [`StateMachine::playouts`] runs [`LANES`] playouts side by side (it does unless
+    /// `legal`, `goal` or `terminal` depend on the moves).
+    pub fn has_lanes(&self) -> bool {
+        self.lanes.is_some()
+    }
+
+    /// [`StateMachine::playouts`] one playout at a time (the trait's loop over
+    /// [`StateMachine::random_playout`]).
+    pub fn sequential_playouts(
+        &mut self,
+        state: &FastState,
+        until: Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Batch> {
+        crate::machine::sequential_playouts(self, state, until, max_steps, rng)
+    }
+
+    /// `count` bit-parallel playouts from `state`, each recorded (joint moves, legal move
+    /// counts, goals): for tests that check them against one-at-a-time play. When a playout
+    /// fails (no legal move, a bad goal), the batch stops there: the record has the playouts
+    /// finished until then and the failed one, with the error. `None` when the game has no
+    /// lanes ([`FastMachine::has_lanes`]).
+    pub fn lane_playouts(
+        &mut self,
+        state: &FastState,
+        count: u64,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Option<LaneRecord>> {
+        if self.lanes.is_none() {
+            return Ok(None);
+        }
+        let mut playouts = Vec::new();
+        let mut failed = None;
+        let result = self.run_lanes(
+            state,
+            Until::Playouts(count),
+            max_steps,
+            rng,
+            Some(&mut playouts),
+            &mut failed,
+        );
+        let failed = match result {
+            Ok(_) => None,
+            Err(e) => Some((failed.unwrap_or_default(), e)),
+        };
+        Ok(Some(LaneRecord { playouts, failed }))
+    }
+
+    /// The move numbered `m` (as in [`LanePlayout::moves`]).
+    pub fn move_term(&self, m: u32) -> TermId {
+        self.move_term[m as usize]
+    }
+
+    fn run_lanes(
+        &mut self,
+        state: &FastState,
+        until: Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+        record: Option<&mut Vec<LanePlayout>>,
+        failed: &mut Option<LanePlayout>,
+    ) -> Result<lanes::Tally> {
+        if state.0.len() != self.rt.cur_bits.len() {
+            return Err(ReasonError::BadRequest(
+                "a state of another game's machine".into(),
+            ));
+        }
+        let lanes = self.lanes.as_mut().expect("lanes");
+        lanes
+            .run(&state.0, until, max_steps, rng, record, failed)
+            .map_err(|LaneError { role, kind, .. }| {
+                let name = self.store.text(&self.symbols, self.roles[role]);
+                ReasonError::Evaluation(match kind {
+                    LaneErrorKind::NoLegalMove => {
+                        format!("`{name}` has no legal move in a non-terminal state")
+                    }
+                    LaneErrorKind::BadGoal { goal } => format!(
+                        "the goal value of `{name}`, `{}`, is not an integer from 0 to 100",
+                        self.store.text(&self.symbols, self.goals[role][goal].value)
+                    ),
+                    LaneErrorKind::NoGoal => format!("no goal value holds for `{name}`"),
+                    LaneErrorKind::ManyGoals { count } => {
+                        format!("{count} goal values hold for `{name}`")
+                    }
+                })
+            })
+    }
+
     /// The current state (after [`StateMachine::random_playout`], the state it ended in).
     pub fn current_state(&self) -> FastState {
         FastState(self.rt.cur_bits.as_slice().into())
@@ -605,6 +736,48 @@ mod tests {
                 r = reference.next_state(&r, &jr).unwrap();
             }
         }
+        lanes_agree_with_reference(&mut fast, &mut reference, &mut rng);
+    }
+
+    /// Bit-parallel playouts (more than one batch), each replayed on the reference engine:
+    /// the same number of legal moves at every step, legal moves, terminal only at the end,
+    /// the same goals.
+    fn lanes_agree_with_reference(
+        fast: &mut FastMachine,
+        reference: &mut ReferenceMachine,
+        rng: &mut SmallRng,
+    ) {
+        let s0 = fast.initial_state().unwrap();
+        let count = LANES as u64 * 2 + 5;
+        let Some(record) = fast.lane_playouts(&s0, count, 100, rng).unwrap() else {
+            assert!(!fast.has_lanes());
+            return;
+        };
+        assert!(record.failed.is_none(), "{:?}", record.failed);
+        assert_eq!(record.playouts.len() as u64, count);
+        for p in &record.playouts {
+            let mut r = reference.initial_state().unwrap();
+            for (step, joint) in p.moves.iter().enumerate() {
+                assert!(!reference.is_terminal(&r).unwrap());
+                let mut jr = Vec::new();
+                for (role, &m) in joint.iter().enumerate() {
+                    let legal = reference.legal_moves(&r, role).unwrap();
+                    assert_eq!(legal.len() as u32, p.legal_counts[step][role]);
+                    let text = fast.terms().text(fast.symbols(), fast.move_term(m));
+                    let m = reference.intern(&text).unwrap();
+                    assert!(legal.contains(&m), "{text} is not legal");
+                    jr.push(m);
+                }
+                r = reference.next_state(&r, &jr).unwrap();
+            }
+            match &p.goals {
+                Some(goals) => assert_eq!(&reference.goals(&r).unwrap(), goals),
+                None => {
+                    assert!(!reference.is_terminal(&r).unwrap());
+                    assert_eq!(p.moves.len(), 100);
+                }
+            }
+        }
     }
 
     #[test]
@@ -629,6 +802,102 @@ mod tests {
         }
         // The machine still answers about other states after a playout.
         assert_eq!(m.legal_moves(&s0, 0).unwrap().len(), 9);
+    }
+
+    #[test]
+    fn lane_playouts_count_steps_and_goals() {
+        let mut m = FastMachine::from_text(TICTACTOE).unwrap();
+        assert!(m.has_lanes());
+        let mut rng = SmallRng::seed_from_u64(1);
+        let s0 = m.initial_state().unwrap();
+        let n = 1000;
+        let b = m.playouts(&s0, Until::Playouts(n), 100, &mut rng).unwrap();
+        assert_eq!((b.finished, b.cut), (n, 0));
+        assert!((5 * n..=9 * n).contains(&b.steps), "{b:?}");
+        // Every tic-tac-toe result gives 100 in all: 100-0, 0-100 or 50-50.
+        assert_eq!(b.goal_sums.iter().sum::<u64>(), 100 * n);
+        // Cut at three moves: nothing finishes.
+        let b = m.playouts(&s0, Until::Playouts(n), 3, &mut rng).unwrap();
+        assert_eq!((b.finished, b.cut, b.steps), (0, n, 3 * n));
+        // From a state one move from the end: o has one square left and x wins or draws.
+        let mut s = s0.clone();
+        for cell in [
+            "(play 1 1)",
+            "(play 1 2)",
+            "(play 1 3)",
+            "(play 2 2)",
+            "(play 2 1)",
+            "(play 2 3)",
+            "(play 3 2)",
+            "(play 3 1)",
+        ] {
+            let legal = m.legal_moves(&s, 0).unwrap();
+            let role = usize::from(legal.len() == 1);
+            let mv = m.intern(cell).unwrap();
+            let noop = m.intern("wait").unwrap();
+            let joint = if role == 0 { [mv, noop] } else { [noop, mv] };
+            s = m.next_state(&s, &joint).unwrap();
+        }
+        assert!(!m.is_terminal(&s).unwrap());
+        let b = m.playouts(&s, Until::Playouts(300), 100, &mut rng).unwrap();
+        assert_eq!((b.finished, b.steps), (300, 300));
+        let mut one = s.clone();
+        let legal: Vec<Vec<TermId>> = m.all_legal_moves(&s).unwrap();
+        one = m.next_state(&one, &[legal[0][0], legal[1][0]]).unwrap();
+        let goals = m.goals(&one).unwrap();
+        assert_eq!(
+            b.goal_sums,
+            goals
+                .iter()
+                .map(|&g| 300 * u64::from(g))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn lane_playouts_fail_as_one_at_a_time_does() {
+        let rest = "(role r) (init (t 0)) (succ 0 1) (succ 1 2)
+             (<= (legal r go) (true (t ?n)))
+             (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (<= terminal (true (t 2)))";
+        for (goals, message) in [
+            (
+                "(<= (goal r 100) (true (t 1)))",
+                "no goal value holds for `r`",
+            ),
+            (
+                "(<= (goal r 100) terminal) (<= (goal r 0) terminal)",
+                "2 goal values hold for `r`",
+            ),
+            (
+                "(<= (goal r win) terminal)",
+                "the goal value of `r`, `win`, is not an integer",
+            ),
+        ] {
+            let mut m = FastMachine::from_text(&format!("{rest} {goals}")).unwrap();
+            let s0 = m.initial_state().unwrap();
+            let mut rng = SmallRng::seed_from_u64(1);
+            let one = m.random_playout(&s0, 10, &mut rng).unwrap_err().to_string();
+            let lanes = m
+                .playouts(&s0, Until::Playouts(500), 10, &mut rng)
+                .unwrap_err()
+                .to_string();
+            assert!(one.contains(message), "{one}");
+            assert_eq!(lanes, one);
+        }
+        let mut m = FastMachine::from_text(
+            "(role r) (init (t 0)) (<= (legal r go) (true (t 0))) (<= (next (t 1)) (true (t 0)))
+             (<= terminal (true (t 2))) (goal r 0)",
+        )
+        .unwrap();
+        let s0 = m.initial_state().unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let one = m.random_playout(&s0, 10, &mut rng).unwrap_err().to_string();
+        let lanes = m
+            .playouts(&s0, Until::Playouts(500), 10, &mut rng)
+            .unwrap_err()
+            .to_string();
+        assert!(one.contains("has no legal move"), "{one}");
+        assert_eq!(lanes, one);
     }
 
     #[test]

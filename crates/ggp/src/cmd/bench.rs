@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gdl_reason::reference::Limits;
-use gdl_reason::{Machine, StateMachine};
+use gdl_reason::{Machine, MachineState, StateMachine, Until};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -35,6 +35,10 @@ pub struct Args {
     /// A playout that reaches this many moves without a terminal state is cut (and not counted).
     #[arg(long, default_value_t = 10_000)]
     max_moves: usize,
+    /// One playout at a time (the fast engine otherwise runs 512 side by side, a bit each, as
+    /// a player's rollouts can).
+    #[arg(long)]
+    sequential: bool,
 }
 
 #[derive(Default)]
@@ -50,24 +54,25 @@ fn run_playouts(
     seconds: f64,
     seed: u64,
     max_moves: usize,
+    sequential: bool,
 ) -> Result<Tally, String> {
     let initial = machine.initial_state().map_err(|e| e.to_string())?;
-    let mut tally = Tally::default();
     let mut rng = SmallRng::seed_from_u64(seed);
     let begin = Instant::now();
-    let deadline = begin + Duration::from_secs_f64(seconds);
-    while Instant::now() < deadline {
-        let playout = machine
-            .random_playout(&initial, max_moves, &mut rng)
-            .map_err(|e| format!("in playout {}: {e}", tally.rollouts + 1))?;
-        tally.state_changes += playout.steps as u64;
-        // A playout cut at `max_moves` is not counted.
-        if playout.goals.is_some() {
-            tally.rollouts += 1;
+    let until = Until::Deadline(begin + Duration::from_secs_f64(seconds));
+    let batch = match (&mut machine, &initial) {
+        (Machine::Fast(m), MachineState::Fast(s)) if sequential => {
+            m.sequential_playouts(s, until, max_moves, &mut rng)
         }
+        _ => machine.playouts(&initial, until, max_moves, &mut rng),
     }
-    tally.elapsed = begin.elapsed();
-    Ok(tally)
+    .map_err(|e| format!("in a playout: {e}"))?;
+    // Playouts cut at `max_moves` are not counted.
+    Ok(Tally {
+        rollouts: batch.finished,
+        state_changes: batch.steps,
+        elapsed: begin.elapsed(),
+    })
 }
 
 /// Peak resident memory of this process, from `/proc` (Linux), in MiB.
@@ -121,6 +126,12 @@ pub fn run(args: Args) -> u8 {
         _ => None,
     };
     let engine_name = first.as_ref().map_or("reference", Machine::engine_name);
+    let mode = match first.as_ref() {
+        Some(Machine::Fast(m)) if m.has_lanes() && !args.sequential => {
+            format!("{} playouts side by side", gdl_reason::fast::LANES)
+        }
+        _ => "one playout at a time".to_string(),
+    };
     let results: Vec<Result<Tally, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..args.threads)
             .map(|k| {
@@ -137,7 +148,7 @@ pub fn run(args: Args) -> u8 {
                                     .map_err(|_| "the reasoner cannot be built".to_string())?
                             }
                         };
-                        run_playouts(machine, args.seconds, seed, args.max_moves)
+                        run_playouts(machine, args.seconds, seed, args.max_moves, args.sequential)
                     })
                     .expect("spawn a thread")
             })
@@ -177,6 +188,7 @@ pub fn run(args: Args) -> u8 {
         args.threads,
         if args.threads == 1 { "" } else { "s" }
     );
+    println!("playouts:      {mode}");
     println!("playouts/s:    {:.1}", total.rollouts as f64 / secs);
     println!("states/s:      {:.1}", total.state_changes as f64 / secs);
     if total.rollouts > 0 {

@@ -1,0 +1,615 @@
+//! Bit-parallel playouts: [`LANES`] random playouts side by side, one bit of every node's
+//! value each.
+//!
+//! A node's value is a word of `LANES` bits; a gate is evaluated for every lane at once with
+//! word operations (an AND gate as the negated OR of its negated inputs, so that every gate is
+//! one loop of `xor`s and `or`s without branches). A step evaluates the network in node order,
+//! which is topological, in three parts: the gates `legal`, `terminal` and `next` need that do
+//! not depend on the moves; the gates only `goal` needs, when some lane has reached a terminal
+//! state; and the gates that depend on the moves, once every lane's moves are chosen.
+//! Propagating only changes ([`super::run`]) visits fewer gates per step, but one at a time
+//! and one playout at a time; here each gate costs a few word operations shared by `LANES`
+//! playouts, which is cheaper for every game measured (see `docs/benchmarks.md`).
+//!
+//! A lane that reaches a terminal state (or the step limit) starts again from the first state
+//! at the next step, so all lanes stay busy. Blocks (gates in a positive cycle) are evaluated
+//! by iterating them from false until nothing changes: their least fixpoint, lane by lane.
+
+use rand::Rng;
+
+use super::net::{Kind, Net, Ref, node_of};
+
+/// Words per value.
+const W: usize = 8;
+/// Playouts side by side.
+pub const LANES: usize = 64 * W;
+
+type V = [u64; W];
+const ZERO: V = [0; W];
+const NONE: u32 = u32::MAX;
+
+/// `!0` for a negated reference, else 0.
+#[inline(always)]
+fn mask(r: u32) -> u64 {
+    0u64.wrapping_sub(u64::from(r & 1))
+}
+
+#[inline(always)]
+fn any(v: &V) -> bool {
+    v.iter().any(|&w| w != 0)
+}
+
+#[inline(always)]
+fn and(a: &V, b: &V) -> V {
+    std::array::from_fn(|w| a[w] & b[w])
+}
+
+/// Calls `f` with every lane whose bit is set.
+#[inline(always)]
+fn for_lanes(v: &V, mut f: impl FnMut(usize)) {
+    for (w, &word) in v.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+}
+
+/// A gate: `vals[dst] = OR(inputs) ^ mask(out)`.
+#[derive(Clone, Copy)]
+struct Gate {
+    dst: u32,
+    start: u32,
+    end: u32,
+    out: u32,
+}
+
+/// A run of gates evaluated once in order, or a block iterated to its fixpoint.
+#[derive(Clone, Copy)]
+enum Piece {
+    Gates(u32, u32),
+    Block(u32, u32),
+}
+
+/// Why a batch of playouts stopped: in lane `lane`, a role with no legal move in a
+/// non-terminal state, or a bad goal in a terminal one.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct LaneError {
+    pub lane: usize,
+    pub role: usize,
+    pub kind: LaneErrorKind,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LaneErrorKind {
+    NoLegalMove,
+    /// The role's goal number `goal` is the one that holds, and it is not an integer 0–100.
+    BadGoal {
+        goal: usize,
+    },
+    NoGoal,
+    /// Several goals hold.
+    ManyGoals {
+        count: usize,
+    },
+}
+
+/// One lane's playout, as recorded for tests: each step's joint move (move numbers) and each
+/// role's number of legal moves, and the goals at the end (`None`: cut at the step limit).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LanePlayout {
+    pub moves: Vec<Vec<u32>>,
+    pub legal_counts: Vec<Vec<u32>>,
+    pub goals: Option<Vec<u8>>,
+}
+
+/// What a batch did (see [`crate::machine::Batch`]).
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub finished: u64,
+    pub cut: u64,
+    pub steps: u64,
+    pub goal_sums: Vec<u64>,
+}
+
+/// The network compiled for bit-parallel evaluation, with its values.
+#[derive(Clone)]
+pub(crate) struct Lanes {
+    gates: Vec<Gate>,
+    refs: Vec<Ref>,
+    /// The gates `legal`, `terminal` and `next` need that do not depend on the moves; those
+    /// only `goal` needs; those that depend on the moves.
+    core: Vec<Piece>,
+    goal_only: Vec<Piece>,
+    moved: Vec<Piece>,
+    /// The base node of each fluent, the input node of each move (`NONE`: none).
+    base: Vec<u32>,
+    input: Vec<u32>,
+    legal: Vec<Vec<(u32, Ref)>>,
+    next: Vec<Ref>,
+    terminal: Ref,
+    /// Each role's goals: when each holds and its number (`None`: not an integer 0–100).
+    goals: Vec<Vec<(Ref, Option<u8>)>>,
+    /// Every node's value (allocated when playouts first run: `LANES` bits a node).
+    vals: Vec<V>,
+    nodes: usize,
+    next_vals: Vec<V>,
+    /// Input nodes switched on in this step.
+    touched: Vec<u32>,
+    /// A role's legal moves in this step: lane and move.
+    pairs: Vec<(u32, u32)>,
+}
+
+impl Lanes {
+    /// Compiles a network; `None` when `legal`, `terminal` or `goal` depend on the moves (the
+    /// description breaks the restriction on `does`; such games are played one at a time).
+    pub fn new(net: &Net, goal_numbers: &[Vec<Option<u8>>]) -> Option<Lanes> {
+        if net.outputs_see_moves {
+            return None;
+        }
+        let n = net.kinds.len();
+        let mut block_of = vec![NONE; n];
+        for (b, &(start, len)) in net.blocks.iter().enumerate() {
+            for k in start..start + len {
+                block_of[k as usize] = b as u32;
+            }
+        }
+        // Which nodes depend on a move (a block as a whole, from its inputs from outside).
+        let mut moved = vec![false; n];
+        let mut k = 0;
+        while k < n {
+            if block_of[k] != NONE {
+                let (start, len) = net.blocks[block_of[k] as usize];
+                let range = start as usize..(start + len) as usize;
+                let dep = range.clone().any(|m| {
+                    net.inputs[m].iter().any(|&r| {
+                        !range.contains(&(node_of(r) as usize)) && moved[node_of(r) as usize]
+                    })
+                });
+                for m in range.clone() {
+                    moved[m] = dep;
+                }
+                k = range.end;
+                continue;
+            }
+            moved[k] = matches!(net.kinds[k], Kind::Input(_))
+                || net.inputs[k].iter().any(|&r| moved[node_of(r) as usize]);
+            k += 1;
+        }
+        // What the outputs need, in reverse node order (a block as a whole).
+        let cone = |roots: &mut dyn Iterator<Item = Ref>| -> Vec<bool> {
+            let mut need = vec![false; n];
+            for r in roots {
+                need[node_of(r) as usize] = true;
+            }
+            let mut k = n;
+            while k > 0 {
+                k -= 1;
+                if block_of[k] != NONE {
+                    let (start, len) = net.blocks[block_of[k] as usize];
+                    let range = start as usize..(start + len) as usize;
+                    if range.clone().any(|m| need[m]) {
+                        for m in range.clone() {
+                            need[m] = true;
+                            for &r in &net.inputs[m] {
+                                need[node_of(r) as usize] = true;
+                            }
+                        }
+                    }
+                    k = range.start;
+                    continue;
+                }
+                if need[k] {
+                    for &r in &net.inputs[k] {
+                        need[node_of(r) as usize] = true;
+                    }
+                }
+            }
+            need
+        };
+        let core_need = cone(
+            &mut net
+                .legal
+                .iter()
+                .flatten()
+                .map(|&(_, r)| r)
+                .chain(net.next.iter().copied())
+                .chain(std::iter::once(net.terminal)),
+        );
+        let goal_need = cone(&mut net.goals.iter().flatten().map(|&(_, r)| r));
+
+        let mut lanes = Lanes {
+            gates: Vec::new(),
+            refs: Vec::new(),
+            core: Vec::new(),
+            goal_only: Vec::new(),
+            moved: Vec::new(),
+            base: net.base.iter().map(|&r| node_of(r)).collect(),
+            input: net
+                .input
+                .iter()
+                .map(|&r| if node_of(r) == 0 { NONE } else { node_of(r) })
+                .collect(),
+            legal: net.legal.clone(),
+            next: net.next.clone(),
+            terminal: net.terminal,
+            goals: net
+                .goals
+                .iter()
+                .zip(goal_numbers)
+                .map(|(list, numbers)| {
+                    list.iter()
+                        .zip(numbers)
+                        .map(|(&(_, r), &number)| (r, number))
+                        .collect()
+                })
+                .collect(),
+            vals: Vec::new(),
+            nodes: n,
+            next_vals: vec![ZERO; net.next.len()],
+            touched: Vec::new(),
+            pairs: Vec::new(),
+        };
+        // The pieces of each part, in node order.
+        let mut k = 0;
+        while k < n {
+            let (range, is_block) = match block_of[k] {
+                NONE => (k..k + 1, false),
+                b => {
+                    let (start, len) = net.blocks[b as usize];
+                    (start as usize..(start + len) as usize, true)
+                }
+            };
+            k = range.end;
+            let first = range.start;
+            if !matches!(net.kinds[first], Kind::And | Kind::Or) {
+                continue;
+            }
+            let part = if core_need[first] && moved[first] {
+                &mut lanes.moved
+            } else if core_need[first] {
+                &mut lanes.core
+            } else if goal_need[first] {
+                &mut lanes.goal_only
+            } else {
+                continue;
+            };
+            let from = lanes.gates.len() as u32;
+            for m in range {
+                let is_and = net.kinds[m] == Kind::And;
+                let start = lanes.refs.len() as u32;
+                // AND(x, y, …) = not OR(not x, not y, …).
+                lanes
+                    .refs
+                    .extend(net.inputs[m].iter().map(|&r| r ^ u32::from(is_and)));
+                lanes.gates.push(Gate {
+                    dst: m as u32,
+                    start,
+                    end: lanes.refs.len() as u32,
+                    out: u32::from(is_and),
+                });
+            }
+            let to = lanes.gates.len() as u32;
+            match (part.last_mut(), is_block) {
+                (Some(Piece::Gates(_, end)), false) if *end == from => *end = to,
+                (_, false) => part.push(Piece::Gates(from, to)),
+                (_, true) => part.push(Piece::Block(from, to)),
+            }
+        }
+        Some(lanes)
+    }
+
+    #[inline(always)]
+    fn get(&self, r: Ref) -> V {
+        let v = self.vals[node_of(r) as usize];
+        let m = mask(r);
+        std::array::from_fn(|w| v[w] ^ m)
+    }
+
+    #[inline(always)]
+    fn eval(vals: &[V], refs: &[Ref], g: Gate) -> V {
+        let mut acc = ZERO;
+        for &r in &refs[g.start as usize..g.end as usize] {
+            let v = vals[node_of(r) as usize];
+            let m = mask(r);
+            for w in 0..W {
+                acc[w] |= v[w] ^ m;
+            }
+        }
+        let m = mask(g.out);
+        std::array::from_fn(|w| acc[w] ^ m)
+    }
+
+    /// Evaluates `pieces`, with AVX2 where the processor has it (a word operation on all
+    /// lanes then takes half the instructions).
+    fn run_pieces(vals: &mut [V], gates: &[Gate], refs: &[Ref], pieces: &[Piece]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2.
+            unsafe { Self::run_pieces_avx2(vals, gates, refs, pieces) };
+            return;
+        }
+        Self::run_pieces_portable(vals, gates, refs, pieces);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn run_pieces_avx2(vals: &mut [V], gates: &[Gate], refs: &[Ref], pieces: &[Piece]) {
+        Self::run_pieces_portable(vals, gates, refs, pieces);
+    }
+
+    #[inline(always)]
+    fn run_pieces_portable(vals: &mut [V], gates: &[Gate], refs: &[Ref], pieces: &[Piece]) {
+        for &piece in pieces {
+            match piece {
+                Piece::Gates(from, to) => {
+                    for &g in &gates[from as usize..to as usize] {
+                        vals[g.dst as usize] = Self::eval(vals, refs, g);
+                    }
+                }
+                Piece::Block(from, to) => {
+                    let block = &gates[from as usize..to as usize];
+                    for g in block {
+                        vals[g.dst as usize] = ZERO;
+                    }
+                    loop {
+                        let mut changed = false;
+                        for &g in block {
+                            let v = Self::eval(vals, refs, g);
+                            if v != vals[g.dst as usize] {
+                                vals[g.dst as usize] = v;
+                                changed = true;
+                            }
+                        }
+                        if !changed {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random playouts from `state` (fluent bits) until `until`, `LANES` at a time; each
+    /// finished or cut playout is recorded in `record` if given.
+    pub fn run(
+        &mut self,
+        state: &[u64],
+        until: crate::machine::Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+        mut record: Option<&mut Vec<LanePlayout>>,
+        failed: &mut Option<LanePlayout>,
+    ) -> Result<Tally, LaneError> {
+        use crate::machine::Until;
+        let roles = self.legal.len();
+        let mut tally = Tally {
+            goal_sums: vec![0; roles],
+            ..Tally::default()
+        };
+        let limit = match until {
+            Until::Playouts(n) => n,
+            Until::Deadline(_) => u64::MAX,
+        };
+        let mut started = 0u64;
+        let mut steps = [0usize; LANES];
+        let mut count = [0u32; LANES];
+        let mut pick = [0u32; LANES];
+        let mut lane_goals = vec![[0u8; LANES]; if record.is_some() { roles } else { 0 }];
+        let mut current: Vec<LanePlayout> = if record.is_some() {
+            vec![LanePlayout::default(); LANES]
+        } else {
+            Vec::new()
+        };
+        let start_has = |f: usize| state.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1);
+
+        if self.vals.len() != self.nodes {
+            self.vals = vec![ZERO; self.nodes];
+        }
+        // Start the first lanes.
+        let mut active = ZERO;
+        for lane in 0..LANES.min(usize::try_from(limit).unwrap_or(usize::MAX)) {
+            active[lane / 64] |= 1 << (lane % 64);
+            started += 1;
+        }
+        for f in 0..self.base.len() {
+            self.vals[self.base[f] as usize] = if start_has(f) { active } else { ZERO };
+        }
+        for &node in &self.input {
+            if node != NONE {
+                self.vals[node as usize] = ZERO;
+            }
+        }
+        loop {
+            if let Until::Deadline(t) = until
+                && std::time::Instant::now() >= t
+            {
+                break;
+            }
+            if !any(&active) {
+                break;
+            }
+            Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.core);
+            let terminal = and(&self.get(self.terminal), &active);
+            if any(&terminal) {
+                Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.goal_only);
+                if let Err(e) = self.read_goals(&terminal, &mut tally, &mut lane_goals) {
+                    *failed = current.get_mut(e.lane).map(std::mem::take);
+                    return Err(e);
+                }
+                let n = terminal
+                    .iter()
+                    .map(|w| u64::from(w.count_ones()))
+                    .sum::<u64>();
+                tally.finished += n;
+            }
+            // Lanes at the step limit.
+            let mut cut = ZERO;
+            if max_steps < usize::MAX {
+                for_lanes(
+                    &and(&active, &std::array::from_fn(|w| !terminal[w])),
+                    |lane| {
+                        if steps[lane] >= max_steps {
+                            cut[lane / 64] |= 1 << (lane % 64);
+                        }
+                    },
+                );
+                tally.cut += cut.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+            }
+            let done: V = std::array::from_fn(|w| terminal[w] | cut[w]);
+            let moving: V = std::array::from_fn(|w| active[w] & !done[w]);
+            if let Some(record) = record.as_deref_mut() {
+                for_lanes(&done, |lane| {
+                    let mut p = std::mem::take(&mut current[lane]);
+                    if terminal[lane / 64] >> (lane % 64) & 1 == 1 {
+                        p.goals = Some(lane_goals.iter().map(|g| g[lane]).collect());
+                    }
+                    record.push(p);
+                });
+            }
+            // Every moving lane's moves: the legal ones, lane by lane, in one pass over the
+            // role's legal gates, then a random one of each lane's.
+            for role in 0..roles {
+                count[..].fill(0);
+                self.pairs.clear();
+                for &(m, r) in &self.legal[role] {
+                    let v = and(&self.get(r), &moving);
+                    for_lanes(&v, |lane| {
+                        count[lane] += 1;
+                        self.pairs.push((lane as u32, m));
+                    });
+                }
+                let mut stuck = None;
+                for_lanes(&moving, |lane| {
+                    if count[lane] == 0 {
+                        stuck = stuck.or(Some(lane));
+                    } else if count[lane] == 1 {
+                        pick[lane] = 0;
+                    } else {
+                        pick[lane] = rng.random_range(0..count[lane]);
+                    }
+                });
+                if let Some(lane) = stuck {
+                    *failed = current.get_mut(lane).map(|p| {
+                        // Without the moves of this step's earlier roles.
+                        let mut p = std::mem::take(p);
+                        p.moves.truncate(steps[lane]);
+                        p.legal_counts.truncate(steps[lane]);
+                        p
+                    });
+                    return Err(LaneError {
+                        lane,
+                        role,
+                        kind: LaneErrorKind::NoLegalMove,
+                    });
+                }
+                for &(lane, m) in &self.pairs {
+                    let lane = lane as usize;
+                    if pick[lane] == 0 {
+                        let node = self.input[m as usize];
+                        if node != NONE {
+                            self.vals[node as usize][lane / 64] |= 1 << (lane % 64);
+                            self.touched.push(node);
+                        }
+                        if let Some(p) = current.get_mut(lane) {
+                            if p.moves.len() <= steps[lane] {
+                                p.moves.push(vec![0; roles]);
+                                p.legal_counts.push(vec![0; roles]);
+                            }
+                            p.moves[steps[lane]][role] = m;
+                            p.legal_counts[steps[lane]][role] = count[lane];
+                        }
+                    }
+                    pick[lane] = pick[lane].wrapping_sub(1);
+                }
+            }
+            Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.moved);
+            // The next states; lanes that are done start again while playouts are wanted.
+            let mut restart = ZERO;
+            for_lanes(&done, |lane| {
+                if started < limit {
+                    started += 1;
+                    restart[lane / 64] |= 1 << (lane % 64);
+                }
+            });
+            for f in 0..self.next.len() {
+                self.next_vals[f] = and(&self.get(self.next[f]), &moving);
+            }
+            for f in 0..self.base.len() {
+                let restarted = if start_has(f) { restart } else { ZERO };
+                self.vals[self.base[f] as usize] =
+                    std::array::from_fn(|w| self.next_vals[f][w] | restarted[w]);
+            }
+            for &node in &self.touched {
+                self.vals[node as usize] = ZERO;
+            }
+            self.touched.clear();
+            for_lanes(&moving, |lane| steps[lane] += 1);
+            for_lanes(&restart, |lane| steps[lane] = 0);
+            tally.steps += moving
+                .iter()
+                .map(|w| u64::from(w.count_ones()))
+                .sum::<u64>();
+            active = std::array::from_fn(|w| moving[w] | restart[w]);
+        }
+        Ok(tally)
+    }
+
+    /// Adds the goals of the lanes in `terminal` to the tally (and to `lane_goals`, when
+    /// recording). Where some lane's goals are wrong, the error is the first such lane's.
+    fn read_goals(
+        &self,
+        terminal: &V,
+        tally: &mut Tally,
+        lane_goals: &mut [[u8; LANES]],
+    ) -> Result<(), LaneError> {
+        let holds = |r: Ref, lane: usize| self.get(r)[lane / 64] >> (lane % 64) & 1 == 1;
+        for (role, goals) in self.goals.iter().enumerate() {
+            let mut seen = ZERO;
+            let mut twice = ZERO;
+            for &(r, _) in goals {
+                let v = and(&self.get(r), terminal);
+                for w in 0..W {
+                    twice[w] |= seen[w] & v[w];
+                    seen[w] |= v[w];
+                }
+            }
+            let mut wrong: V = std::array::from_fn(|w| twice[w] | (terminal[w] & !seen[w]));
+            for &(r, number) in goals {
+                if number.is_none() {
+                    let v = and(&self.get(r), terminal);
+                    for w in 0..W {
+                        wrong[w] |= v[w];
+                    }
+                }
+            }
+            if any(&wrong) {
+                let mut lane = usize::MAX;
+                for_lanes(&wrong, |l| lane = lane.min(l));
+                let count = goals.iter().filter(|&&(r, _)| holds(r, lane)).count();
+                let kind = match count {
+                    0 => LaneErrorKind::NoGoal,
+                    1 => LaneErrorKind::BadGoal {
+                        goal: goals.iter().position(|&(r, _)| holds(r, lane)).unwrap_or(0),
+                    },
+                    count => LaneErrorKind::ManyGoals { count },
+                };
+                return Err(LaneError { lane, role, kind });
+            }
+            for &(r, number) in goals {
+                let v = and(&self.get(r), terminal);
+                if !any(&v) {
+                    continue;
+                }
+                let number = number.unwrap_or(0);
+                let lanes: u64 = v.iter().map(|w| u64::from(w.count_ones())).sum();
+                tally.goal_sums[role] += lanes * u64::from(number);
+                if let Some(g) = lane_goals.get_mut(role) {
+                    for_lanes(&v, |lane| g[lane] = number);
+                }
+            }
+        }
+        Ok(())
+    }
+}
