@@ -1,5 +1,6 @@
 //! The fast engine: the game grounded over what can ever hold, compiled into a propositional
-//! network, and run by differential propagation over bit-vector states.
+//! network, and run by differential propagation over bit-vector states, or, for batches of
+//! playouts, evaluated for [`LANES`] playouts at once.
 //!
 //! - `normal`: rules flattened (negation pushed inward, `or` expanded).
 //! - `datalog`: bottom-up evaluation, used for the exact static relations, the relaxed
@@ -9,6 +10,8 @@
 //! - `net`: the network, simplified; cycles of gates (recursion within a state) as blocks.
 //! - `run`: counters, propagation, legal moves and next-state bits kept by triggers, guarded
 //!   gates, blocks evaluated by least fixpoint, lazy goals.
+//! - `lanes`: bit-parallel playouts ([`StateMachine::playouts`]): every node a word of
+//!   [`LANES`] bits, a bit per playout, the network evaluated in node order with word operations.
 //!
 //! A game that cannot be grounded within the budgets (an infinite domain, too many ground
 //! rules or tuples tried) or whose ground atoms depend on their own negation within a state is
