@@ -73,8 +73,10 @@ pub struct Batch {
     pub finished: u64,
     /// Playouts cut at the step limit.
     pub cut: u64,
-    /// Joint moves played, in every playout (also those cut or dropped).
+    /// Joint moves played, in every playout (also those cut, or dropped at the deadline).
     pub steps: u64,
+    /// Joint moves played in the finished playouts.
+    pub finished_steps: u64,
     /// For each role, the sum of its goals over the finished playouts.
     pub goal_sums: Vec<u64>,
 }
@@ -280,6 +282,7 @@ pub fn sequential_playouts<M: StateMachine + ?Sized>(
         match playout.goals {
             Some(goals) => {
                 batch.finished += 1;
+                batch.finished_steps += playout.steps as u64;
                 for (sum, g) in batch.goal_sums.iter_mut().zip(goals) {
                     *sum += u64::from(g);
                 }

@@ -6,7 +6,7 @@
 //! - bit-parallel playouts (more than one batch of lanes, so that lanes start again) are
 //!   replayed one move at a time (a sample of them): on the fast engine, which must agree at
 //!   every step on the number of legal moves, the move's legality, terminality and the goals
-//!   (or fail with the same error); two of them on the reference engine as well.
+//!   (or fail with the same error); four of them on the reference engine as well.
 //!
 //! The games the fast engine refuses (the reference engine plays them instead), with the
 //! reason, are exactly those recorded in `fast_outcomes.txt`; the budgets that decide it are
@@ -174,7 +174,8 @@ fn replay_lane<M: StateMachine>(
 }
 
 /// Bit-parallel playouts, replayed on the fast engine one move at a time (every eighth, the
-/// last to finish and a failed one), the first two of those on the reference engine too.
+/// last to finish and a failed one), the first two and the last two on the reference engine
+/// too; the batch's totals must be those of the playouts recorded.
 fn check_lanes(
     fast: &mut FastMachine,
     reference: &mut ReferenceMachine,
@@ -188,11 +189,43 @@ fn check_lanes(
     else {
         return Ok(());
     };
-    if record.failed.is_none() && record.playouts.len() as u64 != count {
-        return Err(format!(
-            "{} lane playouts recorded, not {count}",
-            record.playouts.len()
-        ));
+    if let Some(batch) = &record.batch {
+        // The totals a batch reports are those of the playouts it played.
+        let finished: Vec<&LanePlayout> = record
+            .playouts
+            .iter()
+            .filter(|p| p.goals.is_some())
+            .collect();
+        let mut goal_sums = vec![0u64; fast.roles().len()];
+        for p in &finished {
+            for (sum, &g) in goal_sums.iter_mut().zip(p.goals.as_ref().unwrap()) {
+                *sum += u64::from(g);
+            }
+        }
+        let expected = (
+            finished.len() as u64,
+            count - finished.len() as u64,
+            record
+                .playouts
+                .iter()
+                .map(|p| p.moves.len() as u64)
+                .sum::<u64>(),
+            finished.iter().map(|p| p.moves.len() as u64).sum::<u64>(),
+            goal_sums,
+        );
+        let got = (
+            batch.finished,
+            batch.cut,
+            batch.steps,
+            batch.finished_steps,
+            batch.goal_sums.clone(),
+        );
+        if record.playouts.len() as u64 != count || got != expected {
+            return Err(format!(
+                "{} lane playouts recorded, not {count}, or totals {got:?}, expected {expected:?}",
+                record.playouts.len()
+            ));
+        }
     }
     let fast_moves: Vec<TermId> = (0..fast.stats().moves as u32)
         .map(|m| fast.move_term(m))
@@ -214,7 +247,8 @@ fn check_lanes(
         if k % 8 != 0 && k < last && !failed {
             continue;
         }
-        let on_reference = k < 9 || failed;
+        // The first two and the last two (lanes that started again).
+        let on_reference = k < 9 || k + 2 >= record.playouts.len() || failed;
         replay_lane(fast, p, end, |_, m| fast_moves[m as usize], false)
             .map_err(|e| format!("lane playout {k}, on the fast engine: {e}"))?;
         if on_reference {

@@ -110,6 +110,7 @@ pub(crate) struct Tally {
     pub finished: u64,
     pub cut: u64,
     pub steps: u64,
+    pub finished_steps: u64,
     pub goal_sums: Vec<u64>,
 }
 
@@ -144,6 +145,8 @@ pub(crate) struct Lanes {
 impl Lanes {
     /// Compiles a network; `None` when `legal`, `terminal` or `goal` depend on the moves (the
     /// description breaks the restriction on `does`; such games are played one at a time).
+    /// (A game has at least one role: the checker refuses one without, so every step of a
+    /// recorded playout has its moves.)
     pub fn new(net: &Net, goal_numbers: &[Vec<Option<u8>>]) -> Option<Lanes> {
         if net.outputs_see_moves {
             return None;
@@ -300,6 +303,21 @@ impl Lanes {
         Some(lanes)
     }
 
+    /// Allocates the nodes' values (`LANES` bits each) if not done yet; false when there is
+    /// not the memory (the caller then plays one playout at a time).
+    pub fn allocate(&mut self) -> bool {
+        if self.vals.len() == self.nodes {
+            return true;
+        }
+        let mut vals = Vec::new();
+        if vals.try_reserve_exact(self.nodes).is_err() {
+            return false;
+        }
+        vals.resize(self.nodes, ZERO);
+        self.vals = vals;
+        true
+    }
+
     #[inline(always)]
     fn get(&self, r: Ref) -> V {
         let v = self.vals[node_of(r) as usize];
@@ -404,9 +422,7 @@ impl Lanes {
         };
         let start_has = |f: usize| state.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1);
 
-        if self.vals.len() != self.nodes {
-            self.vals = vec![ZERO; self.nodes];
-        }
+        debug_assert_eq!(self.vals.len(), self.nodes, "Lanes::allocate first");
         // Start the first lanes.
         let mut active = ZERO;
         for lane in 0..LANES.min(usize::try_from(limit).unwrap_or(usize::MAX)) {
@@ -443,6 +459,7 @@ impl Lanes {
                     .map(|w| u64::from(w.count_ones()))
                     .sum::<u64>();
                 tally.finished += n;
+                for_lanes(&terminal, |lane| tally.finished_steps += steps[lane] as u64);
             }
             // Lanes at the step limit.
             let mut cut = ZERO;

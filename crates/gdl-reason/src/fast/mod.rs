@@ -347,13 +347,25 @@ impl FastMachine {
         self.stats
     }
 
-    /// Makes `state` the network's current state.
-    fn load(&mut self, state: &FastState) -> Result<()> {
-        if state.0.len() != self.rt.cur_bits.len() {
+    /// A state of this machine: as many words as its fluents need, and no bit set beyond them.
+    fn check_state(&self, state: &FastState) -> Result<()> {
+        let fluents = self.fluents.len();
+        let beyond = state.0.iter().enumerate().any(|(w, &word)| {
+            let first = w * 64;
+            let kept = fluents.saturating_sub(first).min(64);
+            kept < 64 && word >> kept != 0
+        });
+        if state.0.len() != self.rt.cur_bits.len() || beyond {
             return Err(ReasonError::BadRequest(
                 "a state of another game's machine".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Makes `state` the network's current state.
+    fn load(&mut self, state: &FastState) -> Result<()> {
+        self.check_state(state)?;
         if self.rt.cur_bits[..] != state.0[..] {
             self.rt.load(&state.0);
         }
@@ -577,16 +589,11 @@ impl StateMachine for FastMachine {
         max_steps: usize,
         rng: &mut impl Rng,
     ) -> Result<Batch> {
-        if self.lanes.is_none() {
+        if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
             return self.sequential_playouts(state, until, max_steps, rng);
         }
         let tally = self.run_lanes(state, until, max_steps, rng, None, &mut None)?;
-        Ok(Batch {
-            finished: tally.finished,
-            cut: tally.cut,
-            steps: tally.steps,
-            goal_sums: tally.goal_sums,
-        })
+        Ok(batch_of(tally))
     }
 }
 
@@ -594,8 +601,20 @@ impl StateMachine for FastMachine {
 #[derive(Clone, Debug)]
 pub struct LaneRecord {
     pub playouts: Vec<LanePlayout>,
+    /// The batch's totals, as [`StateMachine::playouts`] gives them (`None` when it failed).
+    pub batch: Option<Batch>,
     /// The playout that failed, up to the failure, and why.
     pub failed: Option<(LanePlayout, ReasonError)>,
+}
+
+fn batch_of(tally: lanes::Tally) -> Batch {
+    Batch {
+        finished: tally.finished,
+        cut: tally.cut,
+        steps: tally.steps,
+        finished_steps: tally.finished_steps,
+        goal_sums: tally.goal_sums,
+    }
 }
 
 impl FastMachine {
@@ -621,7 +640,7 @@ impl FastMachine {
     /// counts, goals): for tests that check them against one-at-a-time play. When a playout
     /// fails (no legal move, a bad goal), the batch stops there: the record has the playouts
     /// finished until then and the failed one, with the error. `None` when the game has no
-    /// lanes ([`FastMachine::has_lanes`]).
+    /// lanes ([`FastMachine::has_lanes`]) or there is not the memory for them.
     pub fn lane_playouts(
         &mut self,
         state: &FastState,
@@ -629,7 +648,7 @@ impl FastMachine {
         max_steps: usize,
         rng: &mut impl Rng,
     ) -> Result<Option<LaneRecord>> {
-        if self.lanes.is_none() {
+        if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
             return Ok(None);
         }
         let mut playouts = Vec::new();
@@ -642,11 +661,15 @@ impl FastMachine {
             Some(&mut playouts),
             &mut failed,
         );
-        let failed = match result {
-            Ok(_) => None,
-            Err(e) => Some((failed.unwrap_or_default(), e)),
+        let (batch, failed) = match result {
+            Ok(tally) => (Some(batch_of(tally)), None),
+            Err(e) => (None, Some((failed.unwrap_or_default(), e))),
         };
-        Ok(Some(LaneRecord { playouts, failed }))
+        Ok(Some(LaneRecord {
+            playouts,
+            batch,
+            failed,
+        }))
     }
 
     /// The move numbered `m` (as in [`LanePlayout::moves`]).
@@ -663,11 +686,7 @@ impl FastMachine {
         record: Option<&mut Vec<LanePlayout>>,
         failed: &mut Option<LanePlayout>,
     ) -> Result<lanes::Tally> {
-        if state.0.len() != self.rt.cur_bits.len() {
-            return Err(ReasonError::BadRequest(
-                "a state of another game's machine".into(),
-            ));
-        }
+        self.check_state(state)?;
         let lanes = self.lanes.as_mut().expect("lanes");
         lanes
             .run(&state.0, until, max_steps, rng, record, failed)
@@ -855,6 +874,109 @@ mod tests {
                 .map(|&g| 300 * u64::from(g))
                 .collect::<Vec<_>>()
         );
+    }
+
+    /// The moves each of `count` lane playouts of a one-move game made, by move number.
+    fn first_moves(m: &mut FastMachine, count: u64, rng: &mut SmallRng) -> Vec<u64> {
+        let s0 = m.initial_state().unwrap();
+        let record = m.lane_playouts(&s0, count, 10, rng).unwrap().unwrap();
+        let mut seen = vec![0u64; m.stats().moves];
+        for p in &record.playouts {
+            assert_eq!(p.moves.len(), 1);
+            seen[p.moves[0][0] as usize] += 1;
+        }
+        seen
+    }
+
+    #[test]
+    fn lanes_draw_moves_uniformly() {
+        for k in [3u64, 65] {
+            let moves: String = (1..=k).map(|i| format!("(n {i}) ")).collect();
+            let mut m = FastMachine::from_text(&format!(
+                "(role r) {moves} (init start)
+                 (<= (legal r (pick ?i)) (true start) (n ?i))
+                 (<= (next (picked ?i)) (does r (pick ?i)))
+                 (<= terminal (true (picked ?i))) (<= (goal r 0) terminal)"
+            ))
+            .unwrap();
+            let per_move = 400;
+            let mut rng = SmallRng::seed_from_u64(5);
+            let seen = first_moves(&mut m, k * per_move, &mut rng);
+            assert_eq!(seen.len() as u64, k);
+            // Pearson's chi-squared with k - 1 degrees of freedom, against a bound far in the
+            // tail (p < 1e-6), and each move seen: a move never drawn, or drawn half as often,
+            // fails by far.
+            let expected = per_move as f64;
+            let chi2: f64 = seen
+                .iter()
+                .map(|&o| (o as f64 - expected).powi(2) / expected)
+                .sum();
+            let bound = if k == 3 { 28.0 } else { 140.0 };
+            assert!(chi2 < bound, "k = {k}: chi2 {chi2:.1}, counts {seen:?}");
+            assert!(seen.iter().all(|&o| o > per_move / 2), "{seen:?}");
+        }
+    }
+
+    #[test]
+    fn lanes_until_a_deadline_a_terminal_start_and_no_steps() {
+        let mut m = FastMachine::from_text(TICTACTOE).unwrap();
+        let mut rng = SmallRng::seed_from_u64(2);
+        let s0 = m.initial_state().unwrap();
+        let until = Until::Deadline(std::time::Instant::now() + Duration::from_millis(50));
+        let b = m.playouts(&s0, until, 100, &mut rng).unwrap();
+        assert!(b.finished > 0 && b.cut == 0, "{b:?}");
+        assert!(
+            (5 * b.finished..=9 * b.finished).contains(&b.finished_steps),
+            "{b:?}"
+        );
+        assert!(b.steps >= b.finished_steps, "{b:?}");
+        assert_eq!(b.goal_sums.iter().sum::<u64>(), 100 * b.finished);
+        // No steps allowed: every playout is cut at once.
+        let b = m.playouts(&s0, Until::Playouts(700), 0, &mut rng).unwrap();
+        assert_eq!((b.finished, b.cut, b.steps), (0, 700, 0));
+        // A terminal first state: every playout finishes at once.
+        let mut m = FastMachine::from_text(
+            "(role r) (init p) (legal r a) (<= terminal (true p)) (goal r 30)",
+        )
+        .unwrap();
+        let s0 = m.initial_state().unwrap();
+        let b = m.playouts(&s0, Until::Playouts(1000), 5, &mut rng).unwrap();
+        assert_eq!((b.finished, b.cut, b.steps), (1000, 0, 0));
+        assert_eq!(b.goal_sums, vec![30_000]);
+    }
+
+    #[test]
+    fn a_state_of_another_game_is_a_bad_request() {
+        let mut small = FastMachine::from_text(TICTACTOE).unwrap();
+        // More fluents, as many words.
+        let mut other = FastMachine::from_text(
+            "(role r) (init (f 0)) (n 0) (n 1) (n 2) (n 3) (n 4) (n 5) (n 6) (n 7) (n 8) (n 9)
+             (n 10) (n 11) (n 12) (n 13) (n 14) (n 15) (n 16) (n 17) (n 18) (n 19) (n 20)
+             (n 21) (n 22) (n 23) (n 24) (n 25) (n 26) (n 27) (n 28) (n 29) (n 30) (n 31)
+             (n 32) (n 33) (n 34) (n 35) (n 36) (n 37) (n 38) (n 39)
+             (<= (legal r (go ?x)) (n ?x)) (<= (next (f ?x)) (does r (go ?x)))
+             (<= (next (f ?x)) (true (f ?x)))
+             (<= terminal (true (f 39))) (goal r 0)",
+        )
+        .unwrap();
+        assert!(other.fluents.len() > small.fluents.len());
+        assert_eq!(other.rt.cur_bits.len(), small.rt.cur_bits.len());
+        let mut s = other.initial_state().unwrap();
+        let last = other.intern("(go 39)").unwrap();
+        s = other.next_state(&s, &[last]).unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        assert!(matches!(
+            small.is_terminal(&s),
+            Err(ReasonError::BadRequest(_))
+        ));
+        assert!(matches!(
+            small.random_playout(&s, 10, &mut rng),
+            Err(ReasonError::BadRequest(_))
+        ));
+        assert!(matches!(
+            small.playouts(&s, Until::Playouts(10), 10, &mut rng),
+            Err(ReasonError::BadRequest(_))
+        ));
     }
 
     #[test]

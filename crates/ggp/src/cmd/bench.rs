@@ -45,6 +45,8 @@ pub struct Args {
 struct Tally {
     rollouts: u64,
     state_changes: u64,
+    /// Moves of the finished playouts.
+    finished_moves: u64,
     elapsed: Duration,
 }
 
@@ -71,6 +73,7 @@ fn run_playouts(
     Ok(Tally {
         rollouts: batch.finished,
         state_changes: batch.steps,
+        finished_moves: batch.finished_steps,
         elapsed: begin.elapsed(),
     })
 }
@@ -167,6 +170,7 @@ pub fn run(args: Args) -> u8 {
             Ok(t) => {
                 total.rollouts += t.rollouts;
                 total.state_changes += t.state_changes;
+                total.finished_moves += t.finished_moves;
                 total.elapsed = total.elapsed.max(t.elapsed);
             }
             Err(e) => return fail(format!("{}: {e}", input.name), INPUT_ERRORS),
@@ -194,7 +198,7 @@ pub fn run(args: Args) -> u8 {
     if total.rollouts > 0 {
         println!(
             "avg length:    {:.1} moves",
-            total.state_changes as f64 / total.rollouts as f64
+            total.finished_moves as f64 / total.rollouts as f64
         );
     }
     println!("build time:    {:.1} ms", build.as_secs_f64() * 1000.0);
