@@ -6,7 +6,10 @@
 //! Skips, saying so, without `../shared`. `ggp bench GAME --seconds N` gives playouts per
 //! second in the gdl-perf format.
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
 use gdl_reason::fast::LANES;
 use gdl_reason::{FastMachine, ReferenceMachine, StateMachine, Until};
 use rand::SeedableRng;
@@ -24,6 +27,24 @@ const GAMES: [&str; 6] = [
 /// Playouts are cut here (none of the six games comes near it).
 const MAX_STEPS: usize = 10_000;
 
+/// One random playout from the initial state, goals read at the end.
+fn bench_playout<M: StateMachine>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    engine: &str,
+    game: &str,
+    mut machine: M,
+) {
+    let s0 = machine.initial_state().expect("an initial state");
+    let mut rng = SmallRng::seed_from_u64(1);
+    group.bench_function(BenchmarkId::new(engine, game), |b| {
+        b.iter(|| {
+            machine
+                .random_playout(&s0, MAX_STEPS, &mut rng)
+                .expect("a playout")
+        })
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let Some(shared) = ggp_testdata::shared_or_skip("playouts benchmark") else {
         return;
@@ -39,28 +60,13 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("playout");
     for (name, text) in &games {
-        let mut fast = FastMachine::from_text(text).expect("the fast engine builds it");
-        let s0 = fast.initial_state().expect("an initial state");
-        let mut rng = SmallRng::seed_from_u64(1);
-        group.bench_function(BenchmarkId::new("fast", name), |b| {
-            b.iter(|| {
-                fast.random_playout(&s0, MAX_STEPS, &mut rng)
-                    .expect("a playout")
-            })
-        });
+        let fast = FastMachine::from_text(text).expect("the fast engine builds it");
+        bench_playout(&mut group, "fast", name, fast);
     }
     group.sample_size(10);
     for (name, text) in &games {
-        let mut reference = ReferenceMachine::from_text(text).expect("the reference engine");
-        let s0 = reference.initial_state().expect("an initial state");
-        let mut rng = SmallRng::seed_from_u64(1);
-        group.bench_function(BenchmarkId::new("reference", name), |b| {
-            b.iter(|| {
-                reference
-                    .random_playout(&s0, MAX_STEPS, &mut rng)
-                    .expect("a playout")
-            })
-        });
+        let reference = ReferenceMachine::from_text(text).expect("the reference engine");
+        bench_playout(&mut group, "reference", name, reference);
     }
     group.finish();
 

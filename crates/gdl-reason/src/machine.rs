@@ -44,6 +44,31 @@ impl std::error::Error for ReasonError {}
 
 pub type Result<T> = std::result::Result<T, ReasonError>;
 
+/// What can go wrong for a role in a playout, said the same way by every engine.
+pub(crate) enum Fault<'a> {
+    /// No legal move in a non-terminal state.
+    NoLegalMove,
+    /// In a terminal state: no goal value holds, several do, or the one that does (its text)
+    /// is not an integer from 0 to 100.
+    NoGoal,
+    ManyGoals(usize),
+    NotANumber(&'a str),
+}
+
+impl Fault<'_> {
+    /// The error, for the role named `role`.
+    pub(crate) fn error(&self, role: &str) -> ReasonError {
+        ReasonError::Evaluation(match self {
+            Fault::NoLegalMove => format!("`{role}` has no legal move in a non-terminal state"),
+            Fault::NoGoal => format!("no goal value holds for `{role}`"),
+            Fault::ManyGoals(n) => format!("{n} goal values hold for `{role}`"),
+            Fault::NotANumber(value) => {
+                format!("the goal value of `{role}`, `{value}`, is not an integer from 0 to 100")
+            }
+        })
+    }
+}
+
 /// Index of a role in [`StateMachine::roles`].
 pub type RoleIndex = usize;
 
@@ -135,19 +160,13 @@ pub trait StateMachine {
         match values.as_slice() {
             [one] => {
                 let text = self.terms().text(self.symbols(), *one);
-                text.parse::<u8>().ok().filter(|v| *v <= 100).ok_or_else(|| {
-                    ReasonError::Evaluation(format!(
-                        "the goal value of `{role_name}`, `{text}`, is not an integer from 0 to 100"
-                    ))
-                })
+                text.parse::<u8>()
+                    .ok()
+                    .filter(|v| *v <= 100)
+                    .ok_or_else(|| Fault::NotANumber(&text).error(&role_name))
             }
-            [] => Err(ReasonError::Evaluation(format!(
-                "no goal value holds for `{role_name}`"
-            ))),
-            many => Err(ReasonError::Evaluation(format!(
-                "{} goal values hold for `{role_name}`",
-                many.len()
-            ))),
+            [] => Err(Fault::NoGoal.error(&role_name)),
+            many => Err(Fault::ManyGoals(many.len()).error(&role_name)),
         }
     }
 
@@ -196,9 +215,7 @@ pub trait StateMachine {
             let moves = self.legal_moves(state, role)?;
             let Some(&m) = moves.choose(rng) else {
                 let name = self.terms().text(self.symbols(), self.roles()[role]);
-                return Err(ReasonError::Evaluation(format!(
-                    "`{name}` has no legal move in a non-terminal state"
-                )));
+                return Err(Fault::NoLegalMove.error(&name));
             };
             joint.push(m);
         }

@@ -17,6 +17,8 @@
 
 use rand::Rng;
 
+use crate::machine::Batch;
+
 use super::net::{Kind, Net, Ref, node_of};
 
 /// Words per value.
@@ -42,6 +44,12 @@ fn any(v: &V) -> bool {
 #[inline(always)]
 fn and(a: &V, b: &V) -> V {
     std::array::from_fn(|w| a[w] & b[w])
+}
+
+/// The number of lanes whose bit is set.
+#[inline(always)]
+fn popcount(v: &V) -> u64 {
+    v.iter().map(|w| u64::from(w.count_ones())).sum()
 }
 
 /// Calls `f` with every lane whose bit is set.
@@ -104,16 +112,6 @@ pub struct LanePlayout {
     pub goals: Option<Vec<u8>>,
 }
 
-/// What a batch did (see [`crate::machine::Batch`]).
-#[derive(Default)]
-pub(crate) struct Tally {
-    pub finished: u64,
-    pub cut: u64,
-    pub steps: u64,
-    pub finished_steps: u64,
-    pub goal_sums: Vec<u64>,
-}
-
 /// The network compiled for bit-parallel evaluation, with its values.
 #[derive(Clone)]
 pub(crate) struct Lanes {
@@ -152,12 +150,7 @@ impl Lanes {
             return None;
         }
         let n = net.kinds.len();
-        let mut block_of = vec![NONE; n];
-        for (b, &(start, len)) in net.blocks.iter().enumerate() {
-            for k in start..start + len {
-                block_of[k as usize] = b as u32;
-            }
-        }
+        let block_of = net.block_of();
         // Which nodes depend on a move (a block as a whole, from its inputs from outside).
         let mut moved = vec![false; n];
         let mut k = 0;
@@ -399,12 +392,12 @@ impl Lanes {
         rng: &mut impl Rng,
         mut record: Option<&mut Vec<LanePlayout>>,
         failed: &mut Option<LanePlayout>,
-    ) -> Result<Tally, LaneError> {
+    ) -> Result<Batch, LaneError> {
         use crate::machine::Until;
         let roles = self.legal.len();
-        let mut tally = Tally {
+        let mut tally = Batch {
             goal_sums: vec![0; roles],
-            ..Tally::default()
+            ..Batch::default()
         };
         let limit = match until {
             Until::Playouts(n) => n,
@@ -454,10 +447,7 @@ impl Lanes {
                     *failed = current.get_mut(e.lane).map(std::mem::take);
                     return Err(e);
                 }
-                let n = terminal
-                    .iter()
-                    .map(|w| u64::from(w.count_ones()))
-                    .sum::<u64>();
+                let n = popcount(&terminal);
                 tally.finished += n;
                 for_lanes(&terminal, |lane| tally.finished_steps += steps[lane] as u64);
             }
@@ -472,7 +462,7 @@ impl Lanes {
                         }
                     },
                 );
-                tally.cut += cut.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+                tally.cut += popcount(&cut);
             }
             let done: V = std::array::from_fn(|w| terminal[w] | cut[w]);
             let moving: V = std::array::from_fn(|w| active[w] & !done[w]);
@@ -564,10 +554,7 @@ impl Lanes {
             self.touched.clear();
             for_lanes(&moving, |lane| steps[lane] += 1);
             for_lanes(&restart, |lane| steps[lane] = 0);
-            tally.steps += moving
-                .iter()
-                .map(|w| u64::from(w.count_ones()))
-                .sum::<u64>();
+            tally.steps += popcount(&moving);
             active = std::array::from_fn(|w| moving[w] | restart[w]);
         }
         Ok(tally)
@@ -578,7 +565,7 @@ impl Lanes {
     fn read_goals(
         &self,
         terminal: &V,
-        tally: &mut Tally,
+        tally: &mut Batch,
         lane_goals: &mut [[u8; LANES]],
     ) -> Result<(), LaneError> {
         let holds = |r: Ref, lane: usize| self.get(r)[lane / 64] >> (lane % 64) & 1 == 1;
@@ -620,7 +607,7 @@ impl Lanes {
                     continue;
                 }
                 let number = number.unwrap_or(0);
-                let lanes: u64 = v.iter().map(|w| u64::from(w.count_ones())).sum();
+                let lanes = popcount(&v);
                 tally.goal_sums[role] += lanes * u64::from(number);
                 if let Some(g) = lane_goals.get_mut(role) {
                     for_lanes(&v, |lane| g[lane] = number);

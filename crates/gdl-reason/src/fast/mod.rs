@@ -40,13 +40,36 @@ pub use self::lanes::{LANES, LanePlayout};
 use self::lanes::{LaneError, LaneErrorKind, Lanes};
 use self::net::Ref;
 use self::run::Runtime;
-use crate::machine::{Batch, Playout, ReasonError, Result, RoleIndex, StateMachine, Until};
+use crate::machine::{Batch, Fault, Playout, ReasonError, Result, RoleIndex, StateMachine, Until};
 use crate::terms::{TermId, TermStore};
 
 /// Random playouts run when a machine is built to choose its guards (see [`run`]): at most
 /// this many steps, and this long.
 const PROFILE_STEPS: usize = 2000;
 const PROFILE_TIME: Duration = Duration::from_millis(50);
+
+/// Values grouped by key in compressed sparse rows: the values of key `k` are
+/// `values[start[k]..start[k + 1]]`, in the order `pairs` gives them (`pairs` is read twice).
+pub(crate) fn csr(
+    keys: usize,
+    pairs: impl Iterator<Item = (u32, u32)> + Clone,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; keys + 1];
+    for (key, _) in pairs.clone() {
+        start[key as usize + 1] += 1;
+    }
+    for k in 0..keys {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut values = vec![0u32; start[keys] as usize];
+    for (key, value) in pairs {
+        let slot = &mut fill[key as usize];
+        values[*slot as usize] = value;
+        *slot += 1;
+    }
+    (start, values)
+}
 
 /// Budgets of building a fast machine. Beyond them the game is refused (and played by the
 /// reference engine instead).
@@ -142,10 +165,10 @@ pub struct FastMachine {
     terminal: Ref,
     goals: Vec<Vec<Goal>>,
     init: FastState,
-    /// `base` and `input` (static, as they should be), or why they cannot be answered.
+    /// `base` and `input` (static, as they should be), or why they cannot be answered (they
+    /// depend on the state).
     base: std::result::Result<Option<Vec<TermId>>, String>,
     input: std::result::Result<Option<Vec<Vec<TermId>>>, String>,
-    /// Why `base` or `input` cannot be answered (they depend on the state).
     stats: FastStats,
     joint: Vec<u32>,
     /// The network compiled for bit-parallel playouts (`None`: `legal`, `goal` or `terminal`
@@ -219,7 +242,7 @@ impl FastMachine {
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
 
-        let rt = Runtime::new(&network, roles.len(), network.outputs_see_moves, None);
+        let rt = Runtime::new(&network, None);
         let store = g.db.store;
         let symbols = program.symbols.clone();
         let goals = network
@@ -331,12 +354,7 @@ impl FastMachine {
         }
         let flips = machine.rt.take_flips();
         if steps > 0 {
-            machine.rt = Runtime::new(
-                &network,
-                machine.roles.len(),
-                network.outputs_see_moves,
-                Some(&flips),
-            );
+            machine.rt = Runtime::new(&network, Some(&flips));
             machine.rt.load(&init.0);
         }
         machine.stats.build = started.elapsed();
@@ -349,12 +367,9 @@ impl FastMachine {
 
     /// A state of this machine: as many words as its fluents need, and no bit set beyond them.
     fn check_state(&self, state: &FastState) -> Result<()> {
-        let fluents = self.fluents.len();
-        let beyond = state.0.iter().enumerate().any(|(w, &word)| {
-            let first = w * 64;
-            let kept = fluents.saturating_sub(first).min(64);
-            kept < 64 && word >> kept != 0
-        });
+        // Only the last word can have bits beyond the fluents.
+        let spare = self.fluents.len() % 64;
+        let beyond = spare != 0 && state.0.last().is_some_and(|&w| w >> spare != 0);
         if state.0.len() != self.rt.cur_bits.len() || beyond {
             return Err(ReasonError::BadRequest(
                 "a state of another game's machine".into(),
@@ -393,23 +408,13 @@ impl FastMachine {
                 found = Some(g);
             }
         }
-        let role_name = || self.store.text(&self.symbols, self.roles[role]);
+        let role_name = self.store.text(&self.symbols, self.roles[role]);
         match (count, found) {
             (1, Some(g)) => g.number.ok_or_else(|| {
-                ReasonError::Evaluation(format!(
-                    "the goal value of `{}`, `{}`, is not an integer from 0 to 100",
-                    role_name(),
-                    self.store.text(&self.symbols, g.value)
-                ))
+                Fault::NotANumber(&self.store.text(&self.symbols, g.value)).error(&role_name)
             }),
-            (0, _) => Err(ReasonError::Evaluation(format!(
-                "no goal value holds for `{}`",
-                role_name()
-            ))),
-            (n, _) => Err(ReasonError::Evaluation(format!(
-                "{n} goal values hold for `{}`",
-                role_name()
-            ))),
+            (0, _) => Err(Fault::NoGoal.error(&role_name)),
+            (n, _) => Err(Fault::ManyGoals(n).error(&role_name)),
         }
     }
 }
@@ -567,10 +572,9 @@ impl StateMachine for FastMachine {
                 *id = self.rt.legal_nth(role, rng.random_range(0..count));
             }
             if let Some(role) = stuck {
-                break Err(ReasonError::Evaluation(format!(
-                    "`{}` has no legal move in a non-terminal state",
-                    self.store.text(&self.symbols, self.roles[role])
-                )));
+                break Err(
+                    Fault::NoLegalMove.error(&self.store.text(&self.symbols, self.roles[role]))
+                );
             }
             self.rt.set_moves(&ids);
             self.rt.advance();
@@ -590,10 +594,9 @@ impl StateMachine for FastMachine {
         rng: &mut impl Rng,
     ) -> Result<Batch> {
         if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
-            return self.sequential_playouts(state, until, max_steps, rng);
+            return crate::machine::sequential_playouts(self, state, until, max_steps, rng);
         }
-        let tally = self.run_lanes(state, until, max_steps, rng, None, &mut None)?;
-        Ok(batch_of(tally))
+        self.run_lanes(state, until, max_steps, rng, None, &mut None)
     }
 }
 
@@ -607,33 +610,11 @@ pub struct LaneRecord {
     pub failed: Option<(LanePlayout, ReasonError)>,
 }
 
-fn batch_of(tally: lanes::Tally) -> Batch {
-    Batch {
-        finished: tally.finished,
-        cut: tally.cut,
-        steps: tally.steps,
-        finished_steps: tally.finished_steps,
-        goal_sums: tally.goal_sums,
-    }
-}
-
 impl FastMachine {
     /// Whether [`StateMachine::playouts`] runs [`LANES`] playouts side by side (it does unless
     /// `legal`, `goal` or `terminal` depend on the moves).
     pub fn has_lanes(&self) -> bool {
         self.lanes.is_some()
-    }
-
-    /// [`StateMachine::playouts`] one playout at a time (the trait's loop over
-    /// [`StateMachine::random_playout`]).
-    pub fn sequential_playouts(
-        &mut self,
-        state: &FastState,
-        until: Until,
-        max_steps: usize,
-        rng: &mut impl Rng,
-    ) -> Result<Batch> {
-        crate::machine::sequential_playouts(self, state, until, max_steps, rng)
     }
 
     /// `count` bit-parallel playouts from `state`, each recorded (joint moves, legal move
@@ -662,7 +643,7 @@ impl FastMachine {
             &mut failed,
         );
         let (batch, failed) = match result {
-            Ok(tally) => (Some(batch_of(tally)), None),
+            Ok(batch) => (Some(batch), None),
             Err(e) => (None, Some((failed.unwrap_or_default(), e))),
         };
         Ok(Some(LaneRecord {
@@ -685,26 +666,24 @@ impl FastMachine {
         rng: &mut impl Rng,
         record: Option<&mut Vec<LanePlayout>>,
         failed: &mut Option<LanePlayout>,
-    ) -> Result<lanes::Tally> {
+    ) -> Result<Batch> {
         self.check_state(state)?;
         let lanes = self.lanes.as_mut().expect("lanes");
         lanes
             .run(&state.0, until, max_steps, rng, record, failed)
             .map_err(|LaneError { role, kind, .. }| {
                 let name = self.store.text(&self.symbols, self.roles[role]);
-                ReasonError::Evaluation(match kind {
-                    LaneErrorKind::NoLegalMove => {
-                        format!("`{name}` has no legal move in a non-terminal state")
+                let value;
+                match kind {
+                    LaneErrorKind::NoLegalMove => Fault::NoLegalMove,
+                    LaneErrorKind::BadGoal { goal } => {
+                        value = self.store.text(&self.symbols, self.goals[role][goal].value);
+                        Fault::NotANumber(&value)
                     }
-                    LaneErrorKind::BadGoal { goal } => format!(
-                        "the goal value of `{name}`, `{}`, is not an integer from 0 to 100",
-                        self.store.text(&self.symbols, self.goals[role][goal].value)
-                    ),
-                    LaneErrorKind::NoGoal => format!("no goal value holds for `{name}`"),
-                    LaneErrorKind::ManyGoals { count } => {
-                        format!("{count} goal values hold for `{name}`")
-                    }
-                })
+                    LaneErrorKind::NoGoal => Fault::NoGoal,
+                    LaneErrorKind::ManyGoals { count } => Fault::ManyGoals(count),
+                }
+                .error(&name)
             })
     }
 
@@ -1052,25 +1031,26 @@ mod tests {
         );
     }
 
+    /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and
+    /// mend; the goal is whether a path leads from `a` back to `a`. The base case of `path`
+    /// comes with each test.
+    const PATHS: &str = "(role r) (init (e a b)) (init (e b c)) (init (e c a))
+         (node a) (node b) (node c)
+         (<= (path ?x ?z) (node ?y) (true (e ?x ?y)) (path ?y ?z))
+         (<= (legal r (cut ?x ?y)) (true (e ?x ?y)))
+         (<= (legal r (join ?x ?y)) (node ?x) (node ?y) (distinct ?x ?y) (not (true (e ?x ?y))))
+         (<= (next (e ?x ?y)) (true (e ?x ?y)) (not (does r (cut ?x ?y))))
+         (<= (next (e ?x ?y)) (does r (join ?x ?y)))
+         (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (init (t 0))
+         (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
+         (<= terminal (true (t 7)))
+         (<= (goal r 100) (path a a)) (<= (goal r 0) (not (path a a)))";
+
     #[test]
     fn recursion_within_a_state_is_a_block_evaluated_by_least_fixpoint() {
-        // Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and
-        // mend, so a path must stop holding when its support is gone (a cycle of true gates
-        // must not keep itself true).
-        agrees_with_reference(
-            "(role r) (init (e a b)) (init (e b c)) (init (e c a)) (node a) (node b) (node c)
-             (<= (path ?x ?y) (true (e ?x ?y)))
-             (<= (path ?x ?z) (node ?y) (true (e ?x ?y)) (path ?y ?z))
-             (<= (legal r (cut ?x ?y)) (true (e ?x ?y)))
-             (<= (legal r (join ?x ?y)) (node ?x) (node ?y) (distinct ?x ?y) (not (true (e ?x ?y))))
-             (<= (next (e ?x ?y)) (true (e ?x ?y)) (not (does r (cut ?x ?y))))
-             (<= (next (e ?x ?y)) (does r (join ?x ?y)))
-             (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (init (t 0))
-             (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
-             (<= terminal (true (t 7)))
-             (<= (goal r 100) (path a a)) (<= (goal r 0) (not (path a a)))",
-            40,
-        );
+        // A path must stop holding when its support is gone (a cycle of true gates must not
+        // keep itself true).
+        agrees_with_reference(&format!("{PATHS} (<= (path ?x ?y) (true (e ?x ?y)))"), 40);
     }
 
     #[test]
@@ -1078,21 +1058,13 @@ mod tests {
         // The path's base case is a conjunction that only `goal` needs: it must not be a lazy
         // gate left stale when the block is evaluated.
         agrees_with_reference(
-            "(role r) (init (e a b)) (init (e b c)) (init (e c a)) (init on)
-             (node a) (node b) (node c)
-             (<= (path ?x ?y) (true (e ?x ?y)) (true on))
-             (<= (path ?x ?z) (node ?y) (true (e ?x ?y)) (path ?y ?z))
-             (<= (legal r (cut ?x ?y)) (true (e ?x ?y)))
-             (<= (legal r (join ?x ?y)) (node ?x) (node ?y) (distinct ?x ?y) (not (true (e ?x ?y))))
-             (<= (legal r toggle) (true on)) (<= (legal r toggle) (not (true on)))
-             (<= (next on) (true on) (not (does r toggle)))
-             (<= (next on) (not (true on)) (does r toggle))
-             (<= (next (e ?x ?y)) (true (e ?x ?y)) (not (does r (cut ?x ?y))))
-             (<= (next (e ?x ?y)) (does r (join ?x ?y)))
-             (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (init (t 0))
-             (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
-             (<= terminal (true (t 7)))
-             (<= (goal r 100) (path a a)) (<= (goal r 0) (not (path a a)))",
+            &format!(
+                "{PATHS} (init on)
+                 (<= (path ?x ?y) (true (e ?x ?y)) (true on))
+                 (<= (legal r toggle) (true on)) (<= (legal r toggle) (not (true on)))
+                 (<= (next on) (true on) (not (does r toggle)))
+                 (<= (next on) (not (true on)) (does r toggle))"
+            ),
             40,
         );
     }

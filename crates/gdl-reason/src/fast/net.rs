@@ -14,6 +14,7 @@
 use gdl_check::{RelId, Reserved};
 use rustc_hash::FxHashMap;
 
+use super::csr;
 use super::ground::{Ground, components};
 use crate::terms::TermId;
 
@@ -73,6 +74,19 @@ pub(crate) struct Net {
     /// specification's restriction on `does`, which the checker reports but does not refuse):
     /// then they must be answered with no move made.
     pub outputs_see_moves: bool,
+}
+
+impl Net {
+    /// The block of each node (`u32::MAX`: none).
+    pub fn block_of(&self) -> Vec<u32> {
+        let mut block_of = vec![u32::MAX; self.kinds.len()];
+        for (b, &(start, len)) in self.blocks.iter().enumerate() {
+            for k in start..start + len {
+                block_of[k as usize] = b as u32;
+            }
+        }
+        block_of
+    }
 }
 
 /// Why a network cannot be built.
@@ -148,20 +162,13 @@ pub(crate) fn build(
     let atom_count = g.atoms.len();
 
     // Instances by head (CSR), and the atom dependency graph.
-    let mut by_head_start = vec![0u32; atom_count + 1];
-    for inst in &g.instances {
-        by_head_start[inst.head as usize + 1] += 1;
-    }
-    for i in 0..atom_count {
-        by_head_start[i + 1] += by_head_start[i];
-    }
-    let mut fill = by_head_start.clone();
-    let mut by_head = vec![0u32; g.instances.len()];
-    for (k, inst) in g.instances.iter().enumerate() {
-        let slot = &mut fill[inst.head as usize];
-        by_head[*slot as usize] = k as u32;
-        *slot += 1;
-    }
+    let (by_head_start, by_head) = csr(
+        atom_count,
+        g.instances
+            .iter()
+            .enumerate()
+            .map(|(k, inst)| (inst.head, k as u32)),
+    );
     let mut succ: Vec<Vec<u32>> = vec![Vec::new(); atom_count];
     for inst in &g.instances {
         for lit in &g.body[inst.body.0 as usize..inst.body.1 as usize] {
@@ -462,7 +469,6 @@ fn prune(net: &mut Net) {
             }
         }
     }
-    // The sources in their order first (node 0, the constant, stays node 0).
     // Every component that depends on no other: the sources (node 0, the constant, first, so it
     // stays node 0) and cycles with no support from outside.
     let mut ready: std::collections::VecDeque<u32> = std::collections::VecDeque::new();

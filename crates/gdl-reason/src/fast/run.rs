@@ -35,6 +35,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::csr;
 use super::net::{FALSE, Kind, Net, Ref, is_negated, node_of};
 
 const TOP: u32 = 0x8000_0000;
@@ -163,7 +164,9 @@ impl Runtime {
     /// Lays out a network. `flips` (how often each node changed value in some random
     /// playouts, from [`Runtime::take_flips`]) chooses the guards; without it they are chosen by
     /// successors.
-    pub fn new(net: &Net, roles: usize, clear_inputs: bool, flips: Option<&[u32]>) -> Runtime {
+    pub fn new(net: &Net, flips: Option<&[u32]>) -> Runtime {
+        let roles = net.legal.len();
+        let clear_inputs = net.outputs_see_moves;
         let n = net.kinds.len();
         let mut fanout = vec![0u32; n];
         for ins in &net.inputs {
@@ -194,12 +197,7 @@ impl Runtime {
             }
         }
         // Blocks.
-        let mut block_of = vec![NONE; n];
-        for (b, &(start, len)) in net.blocks.iter().enumerate() {
-            for k in start..start + len {
-                block_of[k as usize] = b as u32;
-            }
-        }
+        let block_of = net.block_of();
         let is_lazy = |k: usize| {
             !eager[k]
                 && matches!(net.kinds[k], Kind::And | Kind::Or)
@@ -318,28 +316,14 @@ impl Runtime {
         // gates they guard, into lazy gates (evaluated on demand), into blocks (which are
         // marked instead).
         let skip_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k) || block_of[k] != NONE;
-        let mut out_start = vec![0u32; n + 1];
-        for (k, ins) in net.inputs.iter().enumerate() {
-            for &r in ins {
-                if !skip_edge(k, r) {
-                    out_start[node_of(r) as usize + 1] += 1;
-                }
-            }
-        }
-        for k in 0..n {
-            out_start[k + 1] += out_start[k];
-        }
-        let mut fill = out_start.clone();
-        let mut edges = vec![0u32; out_start[n] as usize];
-        for (k, ins) in net.inputs.iter().enumerate() {
-            for &r in ins {
-                if !skip_edge(k, r) {
-                    let slot = &mut fill[node_of(r) as usize];
-                    edges[*slot as usize] = ((k as u32) << 1) | (r & 1);
-                    *slot += 1;
-                }
-            }
-        }
+        let (out_start, edges) = csr(
+            n,
+            net.inputs.iter().enumerate().flat_map(|(k, ins)| {
+                ins.iter()
+                    .filter(move |&&r| !skip_edge(k, r))
+                    .map(move |&r| (node_of(r), ((k as u32) << 1) | (r & 1)))
+            }),
+        );
         // Triggers.
         let mut pending: Vec<(u32, u32)> = Vec::new();
         for list in &net.legal {
@@ -356,15 +340,10 @@ impl Runtime {
             pending.push((node_of(r), neg | TRIGGER_NEXT | f as u32));
         }
         pending.sort_unstable();
-        let mut trig_start = vec![0u32; n + 1];
         for &(node, _) in &pending {
-            trig_start[node as usize + 1] += 1;
             flags[node as usize] |= HAS_TRIGGERS;
         }
-        for k in 0..n {
-            trig_start[k + 1] += trig_start[k];
-        }
-        let triggers = pending.iter().map(|&(_, t)| t).collect();
+        let (trig_start, triggers) = csr(n, pending.iter().copied());
 
         // The blocks' members: thresholds, inputs from outside, successors inside; and the
         // blocks each node must mark.
@@ -409,15 +388,10 @@ impl Runtime {
         }
         marks.sort_unstable();
         marks.dedup();
-        let mut mark_start = vec![0u32; n + 1];
         for &(from, _) in &marks {
-            mark_start[from as usize + 1] += 1;
             flags[from as usize] |= HAS_BLOCKS;
         }
-        for k in 0..n {
-            mark_start[k + 1] += mark_start[k];
-        }
-        let block_marks: Vec<u32> = marks.iter().map(|&(_, first)| first).collect();
+        let (mark_start, block_marks) = csr(n, marks.iter().copied());
         for &(start, len) in &net.blocks {
             flags[start as usize] |= BLOCK_FIRST;
             for k in start..start + len {

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use gdl_reason::machine::sequential_playouts;
 use gdl_reason::reference::Limits;
-use gdl_reason::{Machine, MachineState, StateMachine, Until};
+use gdl_reason::{Machine, StateMachine, Until};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -62,11 +63,10 @@ fn run_playouts(
     let mut rng = SmallRng::seed_from_u64(seed);
     let begin = Instant::now();
     let until = Until::Deadline(begin + Duration::from_secs_f64(seconds));
-    let batch = match (&mut machine, &initial) {
-        (Machine::Fast(m), MachineState::Fast(s)) if sequential => {
-            m.sequential_playouts(s, until, max_moves, &mut rng)
-        }
-        _ => machine.playouts(&initial, until, max_moves, &mut rng),
+    let batch = if sequential {
+        sequential_playouts(&mut machine, &initial, until, max_moves, &mut rng)
+    } else {
+        machine.playouts(&initial, until, max_moves, &mut rng)
     }
     .map_err(|e| format!("in a playout: {e}"))?;
     // Playouts cut at `max_moves` are not counted.
