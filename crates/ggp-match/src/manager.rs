@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gdl_reason::{StateMachine, TermId};
-use ggp_play::{Game, Machine, State, Strategy, StrategyKind, load};
+use ggp_play::{Game, Machine, PlayerStats, State, Strategy, StrategyKind, load};
 use ggp_protocol::{Request, Start, move_candidates};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -24,17 +24,20 @@ pub enum PlayerSpec {
 }
 
 impl PlayerSpec {
-    /// `random`, `legal`, or an `http://` URL (a bare `host:port` gets `http://`).
+    /// A built-in strategy's name (`random`, `legal`, `montecarlo`, `mcts`: see
+    /// [`StrategyKind::parse`]), or an `http://` URL (a bare `host:port` gets `http://`).
     pub fn parse(text: &str) -> Result<PlayerSpec, String> {
-        match text.to_ascii_lowercase().as_str() {
-            "random" => Ok(PlayerSpec::Builtin(StrategyKind::Random)),
-            "legal" => Ok(PlayerSpec::Builtin(StrategyKind::Legal)),
+        if let Some(kind) = StrategyKind::parse(text) {
+            return Ok(PlayerSpec::Builtin(kind));
+        }
+        match text {
             _ if text.starts_with("http://") => Ok(PlayerSpec::Url(text.to_string())),
             _ if text.contains(':') && !text.contains("://") => {
                 Ok(PlayerSpec::Url(format!("http://{text}")))
             }
             _ => Err(format!(
-                "`{text}` is not a player: use `random`, `legal` or an http:// URL"
+                "`{text}` is not a player: use {} or an http:// URL",
+                StrategyKind::NAMES.map(|n| format!("`{n}`")).join(", ")
             )),
         }
     }
@@ -42,8 +45,7 @@ impl PlayerSpec {
     pub fn name(&self) -> String {
         match self {
             PlayerSpec::Url(url) => url.clone(),
-            PlayerSpec::Builtin(StrategyKind::Random) => "random".into(),
-            PlayerSpec::Builtin(StrategyKind::Legal) => "legal".into(),
+            PlayerSpec::Builtin(kind) => kind.name().into(),
         }
     }
 }
@@ -103,6 +105,9 @@ pub struct Finished {
     pub timing: Timing,
     /// The manager's reasoner: `fast engine`, or the reference engine and why.
     pub reasoner: String,
+    /// What each built-in player did over the match (moves, simulations, thinking time), as
+    /// its strategy reports it; `None` for remote players.
+    pub player_stats: Vec<Option<PlayerStats>>,
 }
 
 /// A built-in strategy and its own view of the game.
@@ -422,6 +427,13 @@ where
         moves: rec.moves.last().cloned(),
     }
     .to_string();
+    let player_stats: Vec<Option<PlayerStats>> = seats
+        .iter()
+        .map(|seat| match seat {
+            Seat::Local(Some(local)) => local.0.stats(),
+            _ => None,
+        })
+        .collect();
     let asked = Instant::now();
     let mut stops = Vec::new();
     for seat in &mut seats {
@@ -453,6 +465,7 @@ where
         record: rec,
         timing,
         reasoner,
+        player_stats,
     })
 }
 

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use gdl_reason::StateMachine;
 use ggp_protocol::{InfoReply, Reply, Request, Start};
 
-use crate::strategy::{Game, Strategy, StrategyFactory, load};
+use crate::strategy::{Game, MoveReport, Strategy, StrategyFactory, load};
 
 /// How a player presents itself and plays.
 #[derive(Clone)]
@@ -43,6 +43,8 @@ struct Session {
 struct Shared {
     config: PlayerConfig,
     sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
+    /// What the strategy reported for the last move it chose, in any match (INFO shows it).
+    last_report: Mutex<Option<MoveReport>>,
 }
 
 /// Serves GGP requests on `listener` until `shutdown` completes.
@@ -54,6 +56,7 @@ pub async fn serve(
     let shared = Arc::new(Shared {
         config,
         sessions: Mutex::new(HashMap::new()),
+        last_report: Mutex::new(None),
     });
     let app = Router::new()
         .fallback(handle)
@@ -166,7 +169,13 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
         Request::Info => Ok(Reply::Info(InfoReply {
             name: Some(shared.config.name.clone()),
             status: Some("available".into()),
-            other: Vec::new(),
+            other: shared
+                .last_report
+                .lock()
+                .expect("not poisoned")
+                .as_ref()
+                .map(MoveReport::info_pairs)
+                .unwrap_or_default(),
         })),
         Request::Preview { .. } => Ok(Reply::Ready),
         Request::Start(start) => {
@@ -183,6 +192,7 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
         Request::Play { match_id, moves } => {
             let session = find(shared, &match_id)?;
             let margin = shared.config.margin;
+            let shared = shared.clone();
             blocking(move || {
                 let mut session = session.lock().expect("not poisoned");
                 if let Some(moves) = moves {
@@ -199,7 +209,12 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
                         format!("no move chosen: {e}"),
                     )
                 })?;
-                Ok(Reply::Move(game.text(chosen)))
+                let text = game.text(chosen);
+                if let Some(report) = strategy.report() {
+                    eprintln!("ggp player: {match_id}: {text}: {}", report.describe());
+                    *shared.last_report.lock().expect("not poisoned") = Some(report);
+                }
+                Ok(Reply::Move(text))
             })
             .await
         }
