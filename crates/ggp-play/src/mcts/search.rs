@@ -77,6 +77,8 @@ pub(crate) struct Searcher {
     starts: Vec<State>,
     rollouts: Rollouts,
     joint: Vec<TermId>,
+    /// Each role's move at a node being descended (indices among the role's moves).
+    choice: Vec<usize>,
     /// The slowest expansion seen, and the mean time of an expansion and of a rollout (in
     /// seconds), for timing and for tuning the rollouts per leaf.
     slowest_expansion: Duration,
@@ -106,6 +108,7 @@ impl Searcher {
                 r
             },
             joint: Vec::new(),
+            choice: Vec::new(),
             slowest_expansion: Duration::ZERO,
             leaf_time: 0.0,
             rollout_time: 0.0,
@@ -401,16 +404,15 @@ impl Searcher {
                 break;
             }
             // Each role's move.
-            let mut joint = 0u32;
-            let mut stride = 1u32;
+            self.choice.clear();
             for r in 0..roles {
                 let range = self.tree.moves(node, r);
                 let i = self.choose(node, r);
                 self.path_edges.push((range.start + i) as u32);
                 self.tree.edges[range.start + i].vl += 1;
-                joint += i as u32 * stride;
-                stride = stride.saturating_mul(range.len() as u32);
+                self.choice.push(i);
             }
+            let joint = self.tree.joint_index(node, &self.choice);
             depth += 1;
             let child = self.tree.child(node, joint);
             if child != NONE {
@@ -571,7 +573,7 @@ impl Searcher {
                 let best = (0..edges.len())
                     .max_by_key(|&i| edges[i].goal)
                     .expect("a move");
-                let c = t.child(p, best as u32);
+                let c = t.child(p, best as u64);
                 if c == NONE {
                     return;
                 }

@@ -45,8 +45,8 @@ pub(crate) struct Node {
     pub parent: u32,
     pub first_child: u32,
     pub next_sibling: u32,
-    /// The joint move from the parent that leads here (its index among the parent's).
-    pub joint: u32,
+    /// The joint move from the parent that leads here (see [`Tree::joint_index`]).
+    pub joint: u64,
     /// Simulations through the node, finished.
     pub visits: u32,
     /// Where the roles' moves start in `offsets` (`roles + 1` entries: role `r`'s moves are
@@ -101,7 +101,7 @@ impl Tree {
     }
 
     /// Adds a node; a child (`parent` not `NONE`) is linked to its parent.
-    pub fn add(&mut self, state: State, parent: u32, joint: u32, outcome: Outcome) -> u32 {
+    pub fn add(&mut self, state: State, parent: u32, joint: u64, outcome: Outcome) -> u32 {
         let id = self.nodes.len() as u32;
         let mut node = Node {
             state,
@@ -192,7 +192,7 @@ impl Tree {
         self.nodes[child as usize].next_sibling = first;
         self.nodes[parent as usize].first_child = child;
         if slots != NONE {
-            self.slots[(slots + joint) as usize] = child;
+            self.slots[slots as usize + joint as usize] = child;
         }
     }
 
@@ -202,11 +202,34 @@ impl Tree {
         self.offsets[k] as usize..self.offsets[k + 1] as usize
     }
 
+    /// A joint move's index at `node`, from each role's move (its index among the role's
+    /// moves): the mixed-radix number of the indices (role 0 the lowest digit) while the
+    /// product of the move counts fits in 64 bits, so that the index of a move by the only
+    /// role with a choice is that move's; beyond that, a 64-bit hash of the indices (two joint
+    /// moves of one node would share a child only if their hashes collided).
+    pub fn joint_index(&self, node: u32, choice: &[usize]) -> u64 {
+        let counts = (0..choice.len()).map(|r| self.moves(node, r).len() as u64);
+        if counts.clone().try_fold(1u64, u64::checked_mul).is_some() {
+            let mut index = 0;
+            let mut stride = 1;
+            for (&i, count) in choice.iter().zip(counts) {
+                index += i as u64 * stride;
+                stride *= count;
+            }
+            index
+        } else {
+            // Too many joint moves to number: a hash of the indices (FxHash's steps).
+            choice.iter().fold(0u64, |h, &i| {
+                (h.rotate_left(5) ^ i as u64).wrapping_mul(0x517c_c1b7_2722_0a95)
+            })
+        }
+    }
+
     /// The child of `node` by joint move `joint`, or `NONE`.
-    pub fn child(&self, node: u32, joint: u32) -> u32 {
+    pub fn child(&self, node: u32, joint: u64) -> u32 {
         let n = &self.nodes[node as usize];
         if n.slots != NONE {
-            return self.slots[(n.slots + joint) as usize];
+            return self.slots[n.slots as usize + joint as usize];
         }
         let mut c = n.first_child;
         while c != NONE && self.nodes[c as usize].joint != joint {
@@ -331,5 +354,125 @@ impl Tree {
         let mut visits: Vec<u32> = self.nodes.iter().map(|n| n.visits).collect();
         let k = visits.len() - keep;
         *visits.select_nth_unstable(k).1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gdl_reason::StateMachine;
+
+    use super::*;
+
+    fn state() -> State {
+        let mut m = crate::strategy::load(
+            "(role r) (init p) (legal r a) (<= terminal (true p)) (goal r 0)",
+        )
+        .unwrap();
+        m.initial_state().unwrap()
+    }
+
+    fn moves(counts: &[u32]) -> Outcome {
+        Outcome::Moves(
+            counts
+                .iter()
+                .map(|&c| (0..c).map(TermId).collect())
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn joint_moves_are_numbered_and_the_only_movers_move_is_its_index() {
+        let mut t = Tree::new(3);
+        let root = t.add(state(), NONE, 0, moves(&[1, 7, 1]));
+        assert_eq!(t.nodes[root as usize].mover, 1);
+        for i in 0..7 {
+            assert_eq!(t.joint_index(root, &[0, i, 0]), i as u64);
+        }
+        let both = t.add(state(), NONE, 0, moves(&[3, 4, 2]));
+        assert_eq!(t.nodes[both as usize].mover, MULTI);
+        let mut seen: Vec<u64> = (0..3)
+            .flat_map(|a| (0..4).flat_map(move |b| (0..2).map(move |c| [a, b, c])))
+            .map(|c| t.joint_index(both, &c))
+            .collect();
+        seen.sort();
+        assert_eq!(seen, (0..24).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn too_many_joint_moves_to_number_are_hashed_apart() {
+        // Six roles with 1000 moves each: 10^18 joint moves fit; eight do not.
+        let mut t = Tree::new(8);
+        let node = t.add(state(), NONE, 0, moves(&[1000; 8]));
+        let a = t.joint_index(node, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        let b = t.joint_index(node, &[2, 1, 3, 4, 5, 6, 7, 8]);
+        let c = t.joint_index(node, &[1, 2, 3, 4, 5, 6, 7, 9]);
+        assert!(a != b && a != c && b != c);
+        assert_eq!(a, t.joint_index(node, &[1, 2, 3, 4, 5, 6, 7, 8]));
+    }
+
+    #[test]
+    fn children_by_table_and_by_list() {
+        let mut t = Tree::new(2);
+        // 2 × 3 joint moves: a table; 100 × 100: a list.
+        for counts in [[2, 3], [100, 100]] {
+            let root = t.add(state(), NONE, 0, moves(&counts));
+            let a = t.add(state(), root, 5, Outcome::Terminal(vec![100, 0]));
+            let b = t.add(state(), root, 1, moves(&[1, 1]));
+            assert_eq!(t.child(root, 5), a);
+            assert_eq!(t.child(root, 1), b);
+            assert_eq!(t.child(root, 0), NONE);
+            assert_eq!(t.value(a), Some(&[100, 0][..]));
+            assert_eq!(t.value(b), None);
+            let mut kids: Vec<u32> = t.children(root).collect();
+            kids.sort();
+            assert_eq!(kids, [a, b]);
+        }
+    }
+
+    #[test]
+    fn compacting_keeps_a_subtree_and_its_statistics() {
+        let mut t = Tree::new(1);
+        let root = t.add(state(), NONE, 0, moves(&[3]));
+        let kids: Vec<u32> = (0..3)
+            .map(|j| t.add(state(), root, j, moves(&[2])))
+            .collect();
+        let grandchild = t.add(state(), kids[1], 1, Outcome::Terminal(vec![100]));
+        for (k, &v) in kids.iter().zip(&[5, 40, 1]) {
+            t.nodes[*k as usize].visits = v;
+        }
+        t.nodes[grandchild as usize].visits = 30;
+        t.nodes[root as usize].visits = 46;
+        let e = t.moves(kids[1], 0).start + 1;
+        t.edges[e].n = 30;
+        // Known: the terminal grandchild marked its move.
+        assert!(t.edges[e].known && t.edges[e].goal == 100);
+        // The most visited child becomes the root; its subtree stays.
+        t.compact(kids[1], 0, usize::MAX);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.root, 0);
+        assert_eq!(t.nodes[0].parent, NONE);
+        assert_eq!(t.nodes[0].visits, 40);
+        let g = t.child(0, 1);
+        assert_eq!(t.nodes[g as usize].visits, 30);
+        assert_eq!(t.value(g), Some(&[100][..]));
+        let e = t.moves(0, 0).start + 1;
+        assert_eq!((t.edges[e].n, t.edges[e].known), (30, true));
+        assert_eq!(t.child(0, 0), NONE);
+        // Pruning: the three most visited of a fresh tree.
+        let mut t = Tree::new(1);
+        t.root = t.add(state(), NONE, 0, moves(&[3]));
+        let root = t.root;
+        t.nodes[root as usize].visits = 10;
+        for (j, v) in [(0, 1), (1, 6), (2, 3)] {
+            let c = t.add(state(), root, j, moves(&[1]));
+            t.nodes[c as usize].visits = v;
+        }
+        let threshold = t.visits_threshold(3);
+        assert_eq!(threshold, 3);
+        t.compact(t.root, threshold, 3);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.child(0, 0), NONE);
+        assert_ne!(t.child(0, 1), NONE);
+        assert_ne!(t.child(0, 2), NONE);
     }
 }
