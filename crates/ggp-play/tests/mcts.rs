@@ -274,6 +274,34 @@ fn the_tree_stays_within_its_budget_over_a_200_move_match() {
 }
 
 #[test]
+fn the_trees_moves_stay_within_their_budget_too() {
+    // 400 moves a turn: the moves, not the nodes, fill the budget.
+    let numbers: String = (0..400).map(|n| format!("(n {n}) ")).collect();
+    let rules = format!(
+        "(role r) {numbers} (init (t 0)) (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4)
+         (<= (legal r (pick ?n)) (n ?n) (true (t ?x)))
+         (<= (next (t ?y)) (true (t ?x)) (succ ?x ?y))
+         (<= (next (picked ?n)) (does r (pick ?n)))
+         (<= terminal (true (t 4)))
+         (<= (goal r 100) (true (picked 7))) (<= (goal r 0) (not (true (picked 7))))"
+    );
+    let max_nodes = 1_000;
+    let config = MctsConfig {
+        max_nodes,
+        simulations: Some(20_000),
+        rollouts_per_leaf: Some(1),
+        ..MctsConfig::default()
+    };
+    let mut mcts = MctsStrategy::new(config, 1);
+    let mut g = game(&rules, 0);
+    mcts.select(&mut g, far()).unwrap();
+    let budget = max_nodes * ggp_play::mcts::MOVES_PER_NODE;
+    assert!(mcts.moves() <= budget, "{} moves", mcts.moves());
+    assert!(mcts.moves() > budget / 4, "{} moves", mcts.moves());
+    assert!(mcts.nodes() < max_nodes / 4, "{} nodes", mcts.nodes());
+}
+
+#[test]
 fn flat_monte_carlo_prefers_the_better_move() {
     // A pile of 3 in nim: taking 3 wins at once; the others lose more often than not.
     let mut g = game(&nim(3), 0);

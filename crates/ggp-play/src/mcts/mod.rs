@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use gdl_reason::{StateMachine, TermId};
 
+pub use self::search::MOVES_PER_NODE;
 use self::search::{Effort, Limits, RootMoves, Searcher};
 use crate::strategy::{Game, Machine, MoveReport, PlayerStats, State, Strategy};
 
@@ -50,7 +51,8 @@ use crate::strategy::{Game, Machine, MoveReport, PlayerStats, State, Strategy};
 pub struct MctsConfig {
     /// Threads searching (root-parallel; one with the reference engine).
     pub threads: usize,
-    /// The most nodes the player's trees hold together.
+    /// The most nodes the player's trees hold together (and at most
+    /// [`MOVES_PER_NODE`] times as many moves).
     pub max_nodes: usize,
     /// Stop each search after this many simulations (for tests and experiments; the clock
     /// still applies).
@@ -109,6 +111,15 @@ impl MctsStrategy {
     /// The nodes of the trees.
     pub fn nodes(&self) -> usize {
         self.workers.iter().map(|w| w.searcher.tree.len()).sum()
+    }
+
+    /// The moves (every role's, at every node) the trees hold: with the nodes, what their
+    /// memory grows with.
+    pub fn moves(&self) -> usize {
+        self.workers
+            .iter()
+            .map(|w| w.searcher.tree.edges.len())
+            .sum()
     }
 
     fn ensure_workers(&mut self, game: &Game) {

@@ -17,6 +17,8 @@ const EXPLORATION: f64 = 0.7;
 pub(crate) const MAX_STEPS: usize = 1000;
 /// The goal a cut rollout counts as, for every role.
 const CUT_GOAL: u64 = 50;
+/// The tree may hold this many moves (all roles') per node of its budget.
+pub const MOVES_PER_NODE: usize = 32;
 /// The most rollouts run from one leaf in a batch.
 const MAX_ROLLOUTS_PER_LEAF: u32 = 32;
 
@@ -154,7 +156,7 @@ impl Searcher {
                 line.starts_with(&moves)
                     .then(|| (goal, line[moves.len()..].to_vec()))
             });
-            self.tree.compact(found, 0, usize::MAX);
+            self.tree.compact(found, 0, usize::MAX, usize::MAX);
             return Ok(());
         }
         self.tree.clear();
@@ -208,15 +210,21 @@ impl Searcher {
             let per_leaf = if width > 1 { self.rollouts_per_leaf } else { 1 };
             let mut leaves = (width / per_leaf as usize).max(1);
             let budget = self.limits.max_nodes.max(8);
-            leaves = leaves.min(budget / 4).max(1);
+            let moves_budget = budget.saturating_mul(MOVES_PER_NODE);
+            leaves = leaves
+                .min(budget / 4)
+                .min(moves_budget / (4 * self.tree.largest.max(1)))
+                .max(1);
             if let Some(limit) = self.limits.simulations {
                 let left = limit.saturating_sub(effort.simulations);
                 leaves = leaves
                     .min(left.div_ceil(u64::from(per_leaf)) as usize)
                     .max(1);
             }
-            if self.tree.len() + leaves > budget {
-                self.prune(budget / 2);
+            if self.tree.len() + leaves > budget
+                || self.tree.edges.len() + leaves * self.tree.largest > moves_budget
+            {
+                self.prune(budget / 2, moves_budget / 2);
             }
             if !self.batch(machine, leaves, per_leaf, stop, &mut effort) {
                 break;
@@ -225,10 +233,11 @@ impl Searcher {
         effort
     }
 
-    /// Drops the least visited nodes, keeping `keep`.
-    fn prune(&mut self, keep: usize) {
+    /// Drops the least visited nodes, keeping at most `keep` nodes and `keep_moves` moves.
+    fn prune(&mut self, keep: usize, keep_moves: usize) {
         let threshold = self.tree.visits_threshold(keep);
-        self.tree.compact(self.tree.root, threshold, keep);
+        self.tree
+            .compact(self.tree.root, threshold, keep, keep_moves);
     }
 
     /// One batch: up to `count` leaves selected and expanded, `per_leaf` rollouts from each,

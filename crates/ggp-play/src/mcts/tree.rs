@@ -9,9 +9,11 @@ use crate::strategy::State;
 
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// Nodes with at most this many joint moves get a table of their children; others keep them
-/// in a list only.
-const MAX_SLOTS: usize = 4096;
+/// A node gets a table of its children by joint move when it has at most this many joint
+/// moves per move of its roles (so the table, 4 bytes a joint move, is no larger than the
+/// moves, 24 bytes each): always where one role chooses; in a simultaneous node of many moves,
+/// the children are found in their list.
+const SLOTS_PER_MOVE: usize = 6;
 
 /// A role's move at a node, and what the simulations through it gave the role.
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +74,8 @@ pub(crate) struct Tree {
     pub slots: Vec<u32>,
     pub values: Vec<u8>,
     pub root: u32,
+    /// The most moves (all roles') a node has had.
+    pub largest: usize,
 }
 
 impl Tree {
@@ -84,6 +88,7 @@ impl Tree {
             slots: Vec::new(),
             values: Vec::new(),
             root: NONE,
+            largest: 0,
         }
     }
 
@@ -142,7 +147,9 @@ impl Tree {
                 if movers > 1 {
                     node.mover = MULTI;
                 }
-                if product <= MAX_SLOTS {
+                let moves: usize = moves.iter().map(Vec::len).sum();
+                self.largest = self.largest.max(moves);
+                if product <= SLOTS_PER_MOVE * moves {
                     node.slots = self.slots.len() as u32;
                     self.slots.resize(self.slots.len() + product, NONE);
                 }
@@ -264,9 +271,9 @@ impl Tree {
     }
 
     /// Keeps only `new_root` and, breadth first, those of its descendants whose visits are at
-    /// least `min_visits`, at most `cap` nodes in all; everything else is freed. A node's
-    /// visits are never fewer than a child's, so what is kept is a tree.
-    pub fn compact(&mut self, new_root: u32, min_visits: u32, cap: usize) {
+    /// least `min_visits`, at most `cap` nodes and `cap_moves` moves in all; everything else
+    /// is freed. A node's visits are never fewer than a child's, so what is kept is a tree.
+    pub fn compact(&mut self, new_root: u32, min_visits: u32, cap: usize, cap_moves: usize) {
         if new_root == NONE {
             self.clear();
             return;
@@ -275,21 +282,25 @@ impl Tree {
         let mut order = vec![new_root];
         let mut new_id = vec![NONE; self.nodes.len()];
         new_id[new_root as usize] = 0;
+        let mut moves = self.move_count(new_root);
         let mut k = 0;
         while k < order.len() {
             let mut c = self.nodes[order[k] as usize].first_child;
             k += 1;
             while c != NONE {
                 let n = &self.nodes[c as usize];
-                if order.len() < cap && n.visits >= min_visits {
+                let more = self.move_count(c);
+                if order.len() < cap && moves + more <= cap_moves && n.visits >= min_visits {
                     new_id[c as usize] = order.len() as u32;
                     order.push(c);
+                    moves += more;
                 }
                 c = n.next_sibling;
             }
         }
         let old = std::mem::replace(self, Tree::new(self.roles));
         let out = self;
+        out.largest = old.largest;
         out.nodes.reserve(order.len());
         let placeholder = old.nodes[new_root as usize].state.clone();
         let mut old_nodes = old.nodes;
@@ -343,6 +354,16 @@ impl Tree {
             }
         }
         out.root = 0;
+    }
+
+    /// The moves (all roles') of a node.
+    fn move_count(&self, node: u32) -> usize {
+        let n = &self.nodes[node as usize];
+        if n.offsets == NONE {
+            return 0;
+        }
+        let at = n.offsets as usize;
+        (self.offsets[at + self.roles] - self.offsets[at]) as usize
     }
 
     /// The least visits a node may have to be among the `keep` most visited (every node
@@ -447,7 +468,7 @@ mod tests {
         // Known: the terminal grandchild marked its move.
         assert!(t.edges[e].known && t.edges[e].goal == 100);
         // The most visited child becomes the root; its subtree stays.
-        t.compact(kids[1], 0, usize::MAX);
+        t.compact(kids[1], 0, usize::MAX, usize::MAX);
         assert_eq!(t.len(), 2);
         assert_eq!(t.root, 0);
         assert_eq!(t.nodes[0].parent, NONE);
@@ -469,7 +490,7 @@ mod tests {
         }
         let threshold = t.visits_threshold(3);
         assert_eq!(threshold, 3);
-        t.compact(t.root, threshold, 3);
+        t.compact(t.root, threshold, 3, usize::MAX);
         assert_eq!(t.len(), 3);
         assert_eq!(t.child(0, 0), NONE);
         assert_ne!(t.child(0, 1), NONE);
