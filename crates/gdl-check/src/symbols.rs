@@ -1,5 +1,7 @@
 //! Interned names. GDL is case-insensitive: a symbol is the lower-case form of a name, so `ROBOT`
-//! and `robot` are one symbol.
+//! and `robot` are one symbol. Each symbol also keeps the spelling it was first interned with
+//! (the rules' own, when the rules are read first): what is sent to other programs or recorded
+//! is spelled as the author wrote it, since other programs compare symbols with their case.
 
 use rustc_hash::FxHashMap;
 
@@ -11,6 +13,8 @@ pub struct Symbol(pub u32);
 pub struct Symbols {
     map: FxHashMap<Box<str>, Symbol>,
     names: Vec<Box<str>>,
+    /// The first spelling of each symbol, where it differs from its name.
+    spellings: FxHashMap<Symbol, Box<str>>,
 }
 
 impl Symbols {
@@ -22,7 +26,12 @@ impl Symbols {
     pub fn intern(&mut self, name: &str) -> Symbol {
         if name.bytes().any(|b| b.is_ascii_uppercase()) {
             let lower = name.to_ascii_lowercase();
-            self.intern_lower(&lower)
+            let known = self.names.len();
+            let symbol = self.intern_lower(&lower);
+            if symbol.0 as usize == known {
+                self.spellings.insert(symbol, name.into());
+            }
+            symbol
         } else {
             self.intern_lower(name)
         }
@@ -52,6 +61,14 @@ impl Symbols {
         &self.names[symbol.0 as usize]
     }
 
+    /// The spelling the symbol was first interned with.
+    pub fn spelling(&self, symbol: Symbol) -> &str {
+        match self.spellings.get(&symbol) {
+            Some(spelled) => spelled,
+            None => self.name(symbol),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.names.len()
     }
@@ -77,5 +94,18 @@ mod tests {
         assert_ne!(symbols.intern("robots"), a);
         assert_eq!(symbols.get("rObOt"), Some(a));
         assert_eq!(symbols.get("nobody"), None);
+    }
+
+    #[test]
+    fn the_first_spelling_is_kept() {
+        let mut symbols = Symbols::new();
+        let a = symbols.intern("xPlayer");
+        assert_eq!(symbols.intern("XPLAYER"), a);
+        assert_eq!(symbols.intern("xplayer"), a);
+        assert_eq!(symbols.spelling(a), "xPlayer");
+        assert_eq!(symbols.name(a), "xplayer");
+        let b = symbols.intern("noop");
+        assert_eq!(symbols.intern("NOOP"), b);
+        assert_eq!(symbols.spelling(b), "noop");
     }
 }
