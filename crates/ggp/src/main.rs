@@ -3,6 +3,8 @@
 
 mod cmd;
 mod input;
+mod out;
+mod progress;
 mod report;
 
 use std::process::ExitCode;
@@ -35,6 +37,10 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page, or write every page into a directory (`--dir`).
+    Man(cmd::completions::ManArgs),
 }
 
 /// Exit status: the command succeeded.
@@ -43,6 +49,12 @@ pub const SUCCESS: u8 = 0;
 pub const INPUT_ERRORS: u8 = 1;
 /// Exit status: bad usage, or a file could not be read or written.
 pub const USAGE_OR_IO: u8 = 2;
+/// Exit status: interrupted by Ctrl-C (128 + SIGINT, as a shell reports it); a match in progress
+/// is recorded as aborted and its players are sent ABORT.
+pub const INTERRUPTED: u8 = 130;
+/// Exit status of `ggp match` when its standard output was closed by its reader (128 + SIGPIPE,
+/// as a shell reports it); the match is aborted cleanly, as for Ctrl-C.
+pub const OUTPUT_CLOSED: u8 = 141;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -55,6 +67,8 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Completions(args) => cmd::completions::completions(args),
+        Command::Man(args) => cmd::completions::man(args),
     };
     ExitCode::from(status)
 }
