@@ -3,18 +3,29 @@
 //! (the rules' own, when the rules are read first): what is sent to other programs or recorded
 //! is spelled as the author wrote it, since other programs compare symbols with their case.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// An interned, case-folded name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Symbol(pub u32);
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Symbols {
-    map: FxHashMap<Box<str>, Symbol>,
+    /// The symbols, by the hash of their name (each name is stored once, in `names`).
+    map: HashTable<Symbol>,
+    hasher: FxBuildHasher,
     names: Vec<Box<str>>,
     /// The first spelling of each symbol, where it differs from its name.
     spellings: FxHashMap<Symbol, Box<str>>,
+}
+
+impl std::fmt::Debug for Symbols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Symbols({} names)", self.names.len())
+    }
 }
 
 impl Symbols {
@@ -37,22 +48,32 @@ impl Symbols {
         }
     }
 
+    fn find(&self, lower: &str) -> Option<Symbol> {
+        let hash = self.hasher.hash_one(lower);
+        self.map
+            .find(hash, |s| &*self.names[s.0 as usize] == lower)
+            .copied()
+    }
+
     fn intern_lower(&mut self, lower: &str) -> Symbol {
-        if let Some(&symbol) = self.map.get(lower) {
+        if let Some(symbol) = self.find(lower) {
             return symbol;
         }
         let symbol = Symbol(self.names.len() as u32);
         self.names.push(lower.into());
-        self.map.insert(lower.into(), symbol);
+        let (names, hasher) = (&self.names, &self.hasher);
+        self.map.insert_unique(hasher.hash_one(lower), symbol, |s| {
+            hasher.hash_one(&*names[s.0 as usize])
+        });
         symbol
     }
 
     /// The symbol of `name` if it was interned.
     pub fn get(&self, name: &str) -> Option<Symbol> {
         if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.map.get(name.to_ascii_lowercase().as_str()).copied()
+            self.find(&name.to_ascii_lowercase())
         } else {
-            self.map.get(name).copied()
+            self.find(name)
         }
     }
 

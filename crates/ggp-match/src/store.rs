@@ -313,7 +313,16 @@ impl Database {
                 ));
             }
         }
-        let db = Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let db = match Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY) {
+            Ok(db) => db,
+            // In a directory this process cannot write, SQLite cannot create the files a
+            // write-ahead-logged database is read with; the database file alone, which every
+            // ended match is checkpointed into, is then read as immutable.
+            Err(e) if e.kind == StoreErrorKind::Open => {
+                Database::open_immutable(path).map_err(|_| e)?
+            }
+            Err(e) => return Err(e),
+        };
         if db.schema_version()? < SCHEMA_VERSION {
             drop(db);
             return Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| {
@@ -324,6 +333,41 @@ impl Database {
                     ),
                 )
             });
+        }
+        Ok(db)
+    }
+
+    /// Opens the database file read-only as immutable (`?immutable=1`): no lock, no
+    /// write-ahead log, no other file.
+    fn open_immutable(path: &Path) -> Result<Database, StoreError> {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut uri = String::from("file:");
+        for b in absolute.to_string_lossy().bytes() {
+            match b {
+                b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(b as char),
+                b if b.is_ascii_alphanumeric() => uri.push(b as char),
+                b => uri.push_str(&format!("%{b:02X}")),
+            }
+        }
+        uri.push_str("?immutable=1");
+        let conn = Connection::open_with_flags(
+            &uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| sql_error(path, e))?;
+        let db = Database {
+            conn,
+            path: path.to_path_buf(),
+            read_only: true,
+        };
+        let version = db.schema_version()?;
+        if version == 0 || version > SCHEMA_VERSION {
+            return Err(store_error(
+                StoreErrorKind::NotADatabase,
+                format!("{} is not a match database this ggp reads", path.display()),
+            ));
         }
         Ok(db)
     }

@@ -218,7 +218,7 @@ impl FastMachine {
                 .iter()
                 .filter(|r| r.head.rel == role && r.body.is_empty())
             {
-                if let [term] = rule.head.args.as_slice()
+                if let [term] = &rule.head.args[..]
                     && let Some(id) = ground_term(&mut store, term)
                     && !roles.contains(&id)
                 {
