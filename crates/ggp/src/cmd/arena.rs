@@ -5,12 +5,17 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ggp_match::{MatchConfig, MatchRecord, PlayerSpec, Store, run_match};
+use ggp_match::{
+    DEFAULT_MAX_STEPS, MatchConfig, MatchError, MatchRecord, PlayerSpec, Store, run_match_until,
+};
 use ggp_play::PlayerStats;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::cmd::matches::id_part;
 use crate::cmd::records::default_db_path;
-use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+use crate::cmd::{clock_seconds, count_up_to, milliseconds};
+use crate::out::errln;
+use crate::{INPUT_ERRORS, INTERRUPTED, OUTPUT_CLOSED, SUCCESS, USAGE_OR_IO, input, out};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,17 +27,20 @@ pub struct Args {
     players: Vec<String>,
     /// Matches to play (a multiple of the number of roles gives every player every role
     /// equally often).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    matches: u64,
-    /// Seconds the players get after START.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = count_up_to(1_000_000))]
+    matches: usize,
+    /// Seconds the players get after START (at most a day).
+    #[arg(long, default_value_t = 10, value_parser = clock_seconds)]
     startclock: u64,
-    /// Seconds each player gets for each move.
-    #[arg(long, default_value_t = 5)]
+    /// Seconds each player gets for each move (at most a day).
+    #[arg(long, default_value_t = 5, value_parser = clock_seconds)]
     playclock: u64,
     /// Milliseconds added to each clock for the network before a reply counts as late.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = milliseconds)]
     grace_ms: u64,
+    /// Abort a match if the game has not ended after this many joint moves.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS, value_parser = count_up_to(usize::MAX))]
+    max_steps: usize,
     /// Seed of match 1 (match `k` uses `seed + k - 1`): the built-in players' and the
     /// substituted moves' randomness.
     #[arg(long, default_value_t = 1)]
@@ -128,11 +136,30 @@ fn separated(x: f64) -> String {
     out
 }
 
+/// A player's errors in a record: a failed START, and each step whose move was substituted.
+fn error_count(record: &MatchRecord, player: usize) -> u64 {
+    let start = record
+        .start_errors
+        .get(player)
+        .is_some_and(|e| !e.is_empty());
+    u64::from(start)
+        + record
+            .errors
+            .iter()
+            .filter(|row| row.get(player).is_some_and(|e| !e.is_empty()))
+            .count() as u64
+}
+
 pub fn run(args: Args) -> u8 {
     let fail = |message: String, status: u8| {
-        eprintln!("ggp arena: {message}");
+        errln!("ggp arena: {message}");
         status
     };
+    if let Some(path) = &args.json
+        && let Err(e) = input::check_writable(path)
+    {
+        return fail(e, USAGE_OR_IO);
+    }
     let input = match input::read(&args.game) {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
@@ -165,8 +192,8 @@ pub fn run(args: Args) -> u8 {
             USAGE_OR_IO,
         );
     }
-    if !args.matches.is_multiple_of(roles as u64) {
-        eprintln!(
+    if !args.matches.is_multiple_of(roles) {
+        errln!(
             "ggp arena: note: {} matches are not a multiple of the {roles} roles: some players play some roles once more",
             args.matches
         );
@@ -174,7 +201,7 @@ pub fn run(args: Args) -> u8 {
     let stem = args
         .game
         .file_stem()
-        .map_or("game".into(), |s| s.to_string_lossy().into_owned());
+        .map_or("game".into(), |s| id_part(&s.to_string_lossy()));
     let db_path = match (&args.db, args.no_db) {
         (_, true) => None,
         (Some(path), false) => Some(path.clone()),
@@ -204,15 +231,16 @@ pub fn run(args: Args) -> u8 {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    let bar = ProgressBar::new(args.matches);
+    let bar = ProgressBar::new(args.matches as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} matches [{elapsed} < {eta}] {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut status = SUCCESS;
     let mut played = 0u64;
+    let mut aborted = 0u64;
     for k in 0..args.matches {
-        let seats = seating(players.len(), k);
+        let seats = seating(players.len(), k as u64);
         let config = MatchConfig {
             match_id: format!("ggp.arena.{stem}.{now}.{}", k + 1),
             game_name: stem.clone(),
@@ -220,7 +248,8 @@ pub fn run(args: Args) -> u8 {
             start_clock: Duration::from_secs(args.startclock),
             play_clock: Duration::from_secs(args.playclock),
             grace: Duration::from_millis(args.grace_ms),
-            seed: args.seed.wrapping_add(k),
+            seed: args.seed.wrapping_add(k as u64),
+            max_steps: args.max_steps,
         };
         let match_id = config.match_id.clone();
         let specs: Vec<PlayerSpec> = seats.iter().map(|&p| players[p].clone()).collect();
@@ -234,28 +263,43 @@ pub fn run(args: Args) -> u8 {
                 }
             }
         };
-        let outcome_of_match = runtime.block_on(async {
-            tokio::select! {
-                result = run_match(config, specs, |_| {}, save) => Some(result),
-                _ = tokio::signal::ctrl_c() => None,
-            }
-        });
-        match outcome_of_match {
-            None => {
-                if let Some(store) = &store {
-                    let _ = runtime.block_on(store.abort(&match_id));
-                }
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C".to_string()
+        };
+        let result = runtime.block_on(run_match_until(config, specs, |_| {}, save, stop));
+        match result {
+            Err(MatchError::Stopped(reason)) => {
                 bar.abandon_with_message("interrupted");
-                status = INPUT_ERRORS;
+                errln!("ggp arena: match {} ({match_id}) aborted: {reason}", k + 1);
+                status = INTERRUPTED;
                 break;
             }
-            Some(Err(e)) => {
+            Err(e @ (MatchError::Record(_) | MatchError::Players(_))) => {
                 bar.abandon_with_message("failed");
-                eprintln!("ggp arena: match {} ({match_id}): {e}", k + 1);
+                errln!("ggp arena: match {} ({match_id}): {e}", k + 1);
+                status = USAGE_OR_IO;
+                break;
+            }
+            Err(e @ MatchError::Rules(_)) => {
+                bar.abandon_with_message("failed");
+                errln!("ggp arena: {}: {e}", input.name);
                 status = INPUT_ERRORS;
                 break;
             }
-            Some(Ok(finished)) => {
+            Err(e @ (MatchError::Game(_) | MatchError::TooLong(_))) => {
+                // Recorded as aborted; the arena goes on without it.
+                bar.suspend(|| {
+                    errln!(
+                        "ggp arena: match {} ({match_id}) aborted, not counted: {e}",
+                        k + 1
+                    )
+                });
+                aborted += 1;
+                status = INPUT_ERRORS;
+                bar.inc(1);
+            }
+            Ok(finished) => {
                 let goals = &finished.record.goal_values;
                 for (role, &p) in seats.iter().enumerate() {
                     let t = &mut tallies[p];
@@ -264,12 +308,7 @@ pub fn run(args: Args) -> u8 {
                     t.wins += w;
                     t.draws += d;
                     t.losses += l;
-                    t.errors += finished
-                        .record
-                        .errors
-                        .iter()
-                        .filter(|row| !row[role].is_empty())
-                        .count() as u64;
+                    t.errors += error_count(&finished.record, role);
                     if let Some(stats) = finished.player_stats.get(role).copied().flatten() {
                         t.stats
                             .get_or_insert_with(PlayerStats::default)
@@ -288,26 +327,31 @@ pub fn run(args: Args) -> u8 {
             }
         }
     }
-    if status == SUCCESS {
+    if status != INTERRUPTED && status != USAGE_OR_IO {
         bar.finish_and_clear();
     }
     if let Some(store) = &store {
         let _ = runtime.block_on(store.flush());
     }
-    println!(
-        "{stem}: {played} match{} ({roles} role{}), start clock {} s, play clock {} s",
+    let mut table = format!(
+        "{stem}: {played} match{} ({roles} role{}), start clock {} s, play clock {} s{}\n",
         if played == 1 { "" } else { "es" },
         if roles == 1 { "" } else { "s" },
         args.startclock,
-        args.playclock
+        args.playclock,
+        if aborted > 0 {
+            format!(", {aborted} aborted (not counted)")
+        } else {
+            String::new()
+        }
     );
-    println!(
-        "{:<24} {:>6} {:>7} {:>5} {:>5} {:>6} {:>12} {:>8} {:>6}",
+    table.push_str(&format!(
+        "{:<24} {:>6} {:>7} {:>5} {:>5} {:>6} {:>12} {:>8} {:>6}\n",
         "player", "mean", "±95%", "wins", "draws", "losses", "sims/s", "s/move", "errors"
-    );
+    ));
     for t in &tallies {
-        println!(
-            "{:<24} {:>6.1} {:>7} {:>5} {:>5} {:>6} {:>12} {:>8} {:>6}",
+        table.push_str(&format!(
+            "{:<24} {:>6.1} {:>7} {:>5} {:>5} {:>6} {:>12} {:>8} {:>6}\n",
             t.name,
             t.mean(),
             format!("±{:.1}", t.ci95()),
@@ -318,11 +362,12 @@ pub fn run(args: Args) -> u8 {
             t.seconds_per_move()
                 .map_or("-".into(), |s| format!("{s:.2}")),
             t.errors
-        );
+        ));
     }
     if let Some(store) = &store {
-        println!("matches recorded in {}", store.path().display());
+        table.push_str(&format!("matches recorded in {}\n", store.path().display()));
     }
+    let closed = out::print(&table).is_err();
     if let Some(path) = &args.json {
         let json = serde_json::json!({
             "game": stem,
@@ -341,9 +386,12 @@ pub fn run(args: Args) -> u8 {
         });
         let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
         if let Err(e) = input::write_atomically(path, &text) {
-            eprintln!("ggp arena: {e}");
+            errln!("ggp arena: {e}");
             return USAGE_OR_IO;
         }
+    }
+    if closed && status == SUCCESS {
+        return OUTPUT_CLOSED;
     }
     status
 }
