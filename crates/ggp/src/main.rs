@@ -35,6 +35,8 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// Run the GDL language server for editors (on standard input and output).
+    Lsp(cmd::lsp::Args),
 }
 
 /// Exit status: the command succeeded.
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Lsp(args) => cmd::lsp::run(args),
     };
     ExitCode::from(status)
 }

@@ -2,6 +2,7 @@ pub mod bench;
 pub mod check;
 pub mod convert;
 pub mod fmt;
+pub mod lsp;
 pub mod matches;
 pub mod player;
 pub mod records;
