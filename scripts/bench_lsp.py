@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keystroke to diagnostics through the real `ggp lsp`, over pipes, as an editor sees it.
 
-For each game: open it, then N times type `x` at the start of the middle form's name and
+For each game: open it, then N times type `x` after the first letter of the name that opens the middle form and
 delete it again (one `didChange` per keystroke, incremental), timing each from the write of
 the change to the arrival of the `publishDiagnostics` for its version. Prints the median and
 the 90th percentile.
@@ -78,7 +78,8 @@ def main():
         text = open(os.path.join(SHARED, path), encoding="utf-8").read()
         lines = text.splitlines()
         middle = next(k for k in range(len(lines) // 2, len(lines))
-                      if lines[k].startswith("(") and len(lines[k]) > 3)
+                      if lines[k].lstrip().startswith("(") and len(lines[k].strip()) > 5)
+        column = len(lines[middle]) - len(lines[middle].lstrip()) + 2
         server = Server(args.ggp)
         server.request("initialize", {"processId": None, "capabilities": {}})
         server.send(dict(method="initialized", params={}))
@@ -89,8 +90,8 @@ def main():
         times = []
         for version in range(2, args.keystrokes + 2):
             insert = version % 2 == 0
-            change = {"range": {"start": {"line": middle, "character": 2},
-                                "end": {"line": middle, "character": 2 if insert else 3}},
+            change = {"range": {"start": {"line": middle, "character": column},
+                                "end": {"line": middle, "character": column + (0 if insert else 1)}},
                       "text": "x" if insert else ""}
             start = time.perf_counter()
             server.send(dict(method="textDocument/didChange", params={

@@ -115,16 +115,17 @@ fn bench(c: &mut Criterion) {
     group.sample_size(30);
     for (name, path) in games {
         let text = std::fs::read_to_string(shared.join(path)).expect("corpus file");
-        // A keystroke in the name that starts the middle line of the file.
+        // A keystroke after the first letter of the name that opens the middle form.
         let lines: Vec<&str> = text.lines().collect();
         let middle = (lines.len() / 2..lines.len())
-            .find(|&k| lines[k].starts_with("(") && lines[k].len() > 3)
-            .unwrap_or(0);
+            .find(|&k| lines[k].trim_start().starts_with('(') && lines[k].trim().len() > 5)
+            .expect("a form in the second half");
+        let column = (lines[middle].len() - lines[middle].trim_start().len() + 2) as u32;
         let mut session = Session::open(&text);
         group.bench_function(format!("keystroke to diagnostics/{name}"), |b| {
             b.iter_custom(|iterations| {
                 (0..iterations)
-                    .map(|_| session.keystroke(middle as u32, 2))
+                    .map(|_| session.keystroke(middle as u32, column))
                     .sum()
             })
         });

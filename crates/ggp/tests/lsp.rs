@@ -213,6 +213,35 @@ fn incremental_changes_update_the_diagnostics() {
 }
 
 #[test]
+fn a_burst_of_edits_is_checked_once_after_the_quiet_period() {
+    let mut client = Client::start_with_options(json!({}), json!({"debounceMs": 2000}));
+    let uri = open_game(&mut client, "burst.kif", "(role r)\n");
+    client.diagnostics_at(&uri, 1);
+    // Five keystrokes in one write: `(p ?x` typed a character at a time.
+    let burst: Vec<Value> = ["(", "p", " ", "?", "x"]
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                   "params": {"textDocument": {"uri": uri, "version": k + 2},
+                              "contentChanges": [{"range": range(1, k as u64, 1, k as u64), "text": c}]}})
+        })
+        .collect();
+    let sent = std::time::Instant::now();
+    client.send_all(&burst);
+    let first = client.wait_for(|m| m["method"] == "textDocument/publishDiagnostics");
+    assert!(sent.elapsed() >= std::time::Duration::from_millis(2000));
+    // Only the last version was checked: `(p ?x` is unclosed.
+    assert_eq!(first["params"]["version"], 6, "{first}");
+    assert_eq!(first["params"]["diagnostics"][0]["code"], "S001");
+    assert_eq!(
+        first["params"]["diagnostics"][0]["range"],
+        range(1, 0, 1, 1)
+    );
+    assert_eq!(client.shutdown(), 0);
+}
+
+#[test]
 fn formatting_uses_the_layout_of_ggp_fmt_and_refuses_syntax_errors() {
     let mut client = Client::start();
     let text = "(role   robot)  ; the only player\n(<= (legal robot (go ?x))   (true (at ?x)) (distinct ?x 𝄞))\n(init (at a))";

@@ -118,6 +118,18 @@ impl Client {
         stdin.flush().expect("server reads");
     }
 
+    /// Sends several messages in one write, as a burst.
+    pub fn send_all(&mut self, messages: &[Value]) {
+        let mut bytes = Vec::new();
+        for message in messages {
+            let body = message.to_string();
+            write!(bytes, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        }
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(&bytes).expect("server reads");
+        stdin.flush().expect("server reads");
+    }
+
     pub fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
