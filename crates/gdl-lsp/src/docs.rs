@@ -53,6 +53,7 @@ pub const CODE_PAGES: &[(&str, &str)] = &[
     doc!("S011"),
     doc!("S012"),
     doc!("S013"),
+    doc!("S014"),
     doc!("W001"),
     doc!("W002"),
     doc!("W003"),

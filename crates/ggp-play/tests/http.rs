@@ -74,6 +74,7 @@ fn config(name: &str) -> PlayerConfig {
         name: name.into(),
         factory: StrategyKind::Legal.factory(1),
         margin: Duration::from_millis(500),
+        log: false,
     }
 }
 
@@ -172,6 +173,7 @@ fn info_is_answered_while_the_player_thinks() {
         name: "slow".into(),
         factory: Arc::new(|| Box::new(Slow) as Box<dyn Strategy>),
         margin: Duration::from_millis(100),
+        log: false,
     });
     let addr = player.addr;
     let start = format!("(START m x ({TICTACTOE}) 10 5)");

@@ -3,6 +3,8 @@
 
 mod cmd;
 mod input;
+mod out;
+mod progress;
 mod report;
 
 use std::process::ExitCode;
@@ -37,6 +39,10 @@ enum Command {
     Matches(cmd::records::Args),
     /// Run the GDL language server for editors (on standard input and output).
     Lsp(cmd::lsp::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page, or write every page into a directory (`--dir`).
+    Man(cmd::completions::ManArgs),
 }
 
 /// Exit status: the command succeeded.
@@ -45,6 +51,12 @@ pub const SUCCESS: u8 = 0;
 pub const INPUT_ERRORS: u8 = 1;
 /// Exit status: bad usage, or a file could not be read or written.
 pub const USAGE_OR_IO: u8 = 2;
+/// Exit status: interrupted by Ctrl-C (128 + SIGINT, as a shell reports it); a match in progress
+/// is recorded as aborted and its players are sent ABORT.
+pub const INTERRUPTED: u8 = 130;
+/// Exit status of `ggp match` when its standard output was closed by its reader (128 + SIGPIPE,
+/// as a shell reports it); the match is aborted cleanly, as for Ctrl-C.
+pub const OUTPUT_CLOSED: u8 = 141;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -58,6 +70,8 @@ fn main() -> ExitCode {
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
+        Command::Completions(args) => cmd::completions::completions(args),
+        Command::Man(args) => cmd::completions::man(args),
     };
     ExitCode::from(status)
 }

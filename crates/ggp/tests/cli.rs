@@ -361,7 +361,8 @@ fn a_demo_match_between_built_in_players() {
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(exported, record, "the database and the JSON file agree");
     let out = ggp(&["match", "games/tictactoe.kif", "--player", "random"]);
-    assert_eq!(out.status.code(), Some(1));
+    // Players that do not fit the game's roles are a usage error.
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("the game has 2 roles (x, o), but 1 player was given"),
         "{}",
@@ -674,7 +675,8 @@ fn ctrl_c_sends_abort_and_records_the_match_as_aborted() {
         .unwrap();
     assert!(interrupted.success());
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
+    // 130: interrupted (128 + SIGINT), not 1, which says the input has errors.
+    assert_eq!(status.code(), Some(130));
     let abort = requests
         .recv_timeout(Duration::from_secs(60))
         .expect("an ABORT");
@@ -682,6 +684,7 @@ fn ctrl_c_sends_abort_and_records_the_match_as_aborted() {
     let record = export(&db, "interrupted");
     assert_eq!(record["isAborted"], true);
     assert_eq!(record["isCompleted"], false);
+    assert_eq!(record["abortReason"], "the match was stopped: Ctrl-C");
     assert_eq!(recorded_moves(&record), moves_of(&plays));
     let out = ggp(&[
         "matches",

@@ -514,7 +514,7 @@ impl Evaluator {
                 break match undefined {
                     Some(atom) => Err(ReasonError::Evaluation(format!(
                         "`{}` depends on its own negation in this state, so it has no truth value",
-                        self.store.text(&self.symbols, atom)
+                        self.store.spelled(&self.symbols, atom)
                     ))),
                     None => Ok(()),
                 };

@@ -111,7 +111,7 @@ impl ReferenceMachine {
                 .iter()
                 .filter(|r| r.head.rel == role && r.body.is_empty())
             {
-                if let [term] = rule.head.args.as_slice()
+                if let [term] = &rule.head.args[..]
                     && term.is_ground()
                 {
                     let text = program.term_text(rule, term);
