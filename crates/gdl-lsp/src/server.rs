@@ -141,14 +141,20 @@ pub fn run(connection: Connection) -> Result<bool, String> {
     Ok(clean)
 }
 
+/// A line on standard error, the protocol's log; lost, never a panic, if nobody reads it.
+fn log(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "ggp lsp: {message}");
+}
+
 fn worker(jobs: Receiver<Job>, done: Sender<Done>) {
     for Job { uri, document } in jobs {
         let analysis = catch_unwind(AssertUnwindSafe(|| Arc::new(Analysis::new(&document)))).ok();
         if analysis.is_none() {
-            eprintln!(
-                "ggp lsp: internal error while checking {uri} (version {})",
+            log(&format!(
+                "internal error while checking {uri} (version {})",
                 document.version
-            );
+            ));
         }
         if done.send(Done { uri, analysis }).is_err() {
             return;
@@ -370,7 +376,7 @@ impl Server {
                 }
                 let method = notification.method.clone();
                 if catch_unwind(AssertUnwindSafe(|| self.notification(notification))).is_err() {
-                    eprintln!("ggp lsp: internal error while handling {method}");
+                    log(&format!("internal error while handling {method}"));
                 }
                 None
             }

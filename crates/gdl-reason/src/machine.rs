@@ -294,7 +294,16 @@ pub fn sequential_playouts<M: StateMachine + ?Sized>(
             Until::Deadline(t) if std::time::Instant::now() >= t => break,
             _ => {}
         }
-        let playout = machine.random_playout(state, max_steps, rng)?;
+        let playout = match machine.random_playout(state, max_steps, rng) {
+            Ok(playout) => playout,
+            // A question cut short by the batch's deadline: the playout is dropped there, as
+            // those still running at the deadline are.
+            Err(ReasonError::Budget(_)) if matches!(until, Until::Deadline(t) if std::time::Instant::now() >= t) =>
+            {
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         batch.steps += playout.steps as u64;
         match playout.goals {
             Some(goals) => {

@@ -269,6 +269,13 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
                 }
                 let deadline = deadline(Instant::now(), session.play_clock, margin);
                 let Session { game, strategy, .. } = &mut *session;
+                let state = game.state.clone();
+                if game.machine.is_terminal(&state).unwrap_or(false) {
+                    return Err((
+                        StatusCode::BAD_REQUEST,
+                        "the game is over (its state is terminal): there is no move to make".into(),
+                    ));
+                }
                 let chosen = strategy.select(game, deadline).map_err(|e| {
                     (
                         StatusCode::INTERNAL_SERVER_ERROR,

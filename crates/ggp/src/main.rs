@@ -75,3 +75,78 @@ fn main() -> ExitCode {
     };
     ExitCode::from(status)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    /// Numbers as people (and typos, and overflows) write them.
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|n| n.to_string()),
+            Just("1e300".to_string()),
+            Just("99999999999999999999999999".to_string()),
+            Just("NaN".to_string()),
+            Just("inf".to_string()),
+            Just("-0".to_string()),
+            Just("".to_string()),
+            "\\PC{0,12}",
+        ]
+    }
+
+    fn url() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (
+                "(http|HTTP|https|ftp)?(://)?",
+                "[a-z0-9.\\[\\]:@ -]{0,20}",
+                number()
+            )
+                .prop_map(|(s, h, p)| format!("{s}{h}:{p}")),
+            "\\PC{0,30}",
+            Just("random".to_string()),
+            Just("legal".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Whatever numbers, ids and URLs are given, the command line is read or refused with
+        /// a message: never a panic.
+        #[test]
+        fn the_command_line_never_panics(
+            clock in number(), seconds in number(), id in "\\PC{0,20}", player in url(),
+            count in number(),
+        ) {
+            let commands: Vec<Vec<String>> = vec![
+                vec!["match".into(), "g.kif".into(), "--player".into(), player.clone(),
+                     "--playclock".into(), clock.clone(), "--startclock".into(), clock.clone(),
+                     "--id".into(), id.clone(), "--grace-ms".into(), count.clone(),
+                     "--max-steps".into(), count.clone()],
+                vec!["bench".into(), "g.kif".into(), "--seconds".into(), seconds.clone(),
+                     "--threads".into(), count.clone(), "--max-moves".into(), count.clone(),
+                     "--state-timeout".into(), seconds.clone()],
+                vec!["replay".into(), "g.kif".into(), "--random".into(), count.clone(),
+                     "--state-timeout".into(), seconds.clone(), "--max-facts".into(), count.clone()],
+                vec!["player".into(), "--port".into(), count.clone(), "--margin-ms".into(), clock.clone()],
+                vec!["check".into(), "g.kif".into(), "--ignore".into(), id.clone(),
+                     "--max-per-code".into(), count.clone()],
+            ];
+            for args in commands {
+                let argv = std::iter::once("ggp".to_string()).chain(args);
+                if let Err(e) = Cli::try_parse_from(argv) {
+                    prop_assert!(!e.to_string().is_empty());
+                }
+            }
+            // What was accepted can be contacted: it reads as a URL again.
+            if let Ok(ggp_match::PlayerSpec::Url(u)) = ggp_match::PlayerSpec::parse(&player) {
+                prop_assert!(ggp_match::PlayerUrl::parse(&u).is_ok());
+            }
+        }
+    }
+}

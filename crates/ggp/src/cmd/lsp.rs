@@ -1,6 +1,6 @@
 //! `ggp lsp`: the GDL language server, for editors, on standard input and output.
 
-use crate::{SUCCESS, USAGE_OR_IO};
+use crate::{SUCCESS, USAGE_OR_IO, out};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,7 +16,7 @@ pub fn run(_args: Args) -> u8 {
         // The protocol says: exit without a shutdown first ends with status 1.
         Ok(false) => 1,
         Err(message) => {
-            eprintln!("ggp lsp: {message}");
+            out::eprint_line(&format!("ggp lsp: {message}"));
             USAGE_OR_IO
         }
     }
