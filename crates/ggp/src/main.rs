@@ -39,6 +39,8 @@ enum Command {
     Matches(cmd::records::Args),
     /// Many matches between players, seats rotated, and each player's results.
     Arena(cmd::arena::Args),
+    /// Run the GDL language server for editors (on standard input and output).
+    Lsp(cmd::lsp::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page, or write every page into a directory (`--dir`).
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
         Command::Arena(args) => cmd::arena::run(args),
+        Command::Lsp(args) => cmd::lsp::run(args),
         Command::Completions(args) => cmd::completions::completions(args),
         Command::Man(args) => cmd::completions::man(args),
     };
