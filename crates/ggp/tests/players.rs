@@ -159,8 +159,7 @@ fn the_mcts_player_plays_every_kind_of_game_over_http() {
             (path("ticTacToeParallel.kif"), 2, "1", "parallel"),
             // Three roles.
             (path("tictactoe_3player.kif"), 3, "1", "three"),
-            // One role: a puzzle. (Not `maze.kif`, whose last line is a comment: sent inside
-            // START as it is written, the comment hides START's closing parenthesis.)
+            // One role: a small puzzle.
             (path("buttons.kif"), 1, "1", "puzzle"),
             // On the reference engine (the fast one refuses it at once: a fact with variables).
             (

@@ -1350,6 +1350,35 @@ mod tests {
         );
     }
 
+    #[test]
+    fn playouts_from_many_starts_run_one_at_a_time_where_legal_depends_on_does() {
+        let mut m = FastMachine::from_text(
+            "(role a) (role b) (init (t 0)) (succ 0 1) (succ 1 2) (succ 2 3)
+             (<= (legal a x) (true (t ?n))) (<= (legal a y) (true (t ?n)))
+             (<= (legal b z) (true (t ?n)) (not (does a y)))
+             (<= (legal b w) (true (t ?n)))
+             (<= (next (t ?m)) (true (t ?n)) (succ ?n ?m))
+             (<= terminal (true (t 3)))
+             (<= (goal a 100) (true (t 3))) (<= (goal b 0) (true (t 3)))
+             (<= (goal ?r 50) (role ?r) (not (true (t 3))))",
+        )
+        .unwrap();
+        assert!(!m.has_lanes());
+        assert_eq!(m.parallel_playouts(), 1);
+        let s0 = m.initial_state().unwrap();
+        let x = m.intern("x").unwrap();
+        let w = m.intern("w").unwrap();
+        let s1 = m.next_state(&s0, &[x, w]).unwrap();
+        let mut out = Rollouts::default();
+        let mut rng = SmallRng::seed_from_u64(3);
+        m.playouts_from(&[s0, s1], 7, 10, None, &mut rng, &mut out)
+            .unwrap();
+        assert_eq!(out.finished, [7, 7]);
+        assert_eq!(out.goal_sums, [700, 0, 700, 0]);
+        // Three moves from the first state, two from the second.
+        assert_eq!(out.steps, 7 * 3 + 7 * 2);
+    }
+
     /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and
     /// mend; the goal is whether a path leads from `a` back to `a`. The base case of `path`
     /// comes with each test.

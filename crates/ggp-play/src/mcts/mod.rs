@@ -228,10 +228,13 @@ impl MctsStrategy {
         }
         moves.retain(|m| legal.contains(&m.0));
         let mean = |m: &(TermId, u64, u64, Option<u8>)| (m.1 > 0).then(|| m.2 as f64 / m.1 as f64);
-        let best_proven = moves
-            .iter()
-            .filter(|m| m.3.is_some())
-            .max_by_key(|m| (m.3, m.1));
+        // Among moves proven equally good, the one whose simulations went best: against an
+        // opponent who may err, some draws are better than others.
+        let best_proven = moves.iter().filter(|m| m.3.is_some()).max_by(|a, b| {
+            (a.3, mean(a).unwrap_or(0.0))
+                .partial_cmp(&(b.3, mean(b).unwrap_or(0.0)))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         let best_open = moves
             .iter()
             .filter(|m| m.3.is_none() && m.1 > 0)
