@@ -113,8 +113,16 @@ fn seating(players: usize, k: u64) -> Vec<usize> {
 }
 
 /// Wins, draws and losses of one match: a win is the highest goal, alone; a draw the highest
-/// shared; anything else a loss.
+/// shared; anything else a loss. With one role (a puzzle) a win is a goal of 100, a draw a
+/// goal between 0 and 100, a loss 0.
 fn outcome(goals: &[u8], role: usize) -> (u64, u64, u64) {
+    if goals.len() == 1 {
+        return match goals[0] {
+            100.. => (1, 0, 0),
+            0 => (0, 0, 1),
+            _ => (0, 1, 0),
+        };
+    }
     let best = goals.iter().copied().max().unwrap_or(0);
     let tied = goals.iter().filter(|&&g| g == best).count();
     match (goals[role] == best, tied) {
@@ -422,6 +430,10 @@ mod tests {
         assert_eq!(outcome(&[50, 50], 1), (0, 1, 0));
         assert_eq!(outcome(&[50, 50, 0], 2), (0, 0, 1));
         assert_eq!(outcome(&[0, 0, 0], 0), (0, 1, 0));
+        // A puzzle is won when solved.
+        assert_eq!(outcome(&[100], 0), (1, 0, 0));
+        assert_eq!(outcome(&[99], 0), (0, 1, 0));
+        assert_eq!(outcome(&[0], 0), (0, 0, 1));
     }
 
     #[test]
