@@ -11,7 +11,9 @@
 //!   [`StateMachine::playouts_from`]: on the fast engine, a bit-parallel lane each, every lane
 //!   from its own leaf. Rollouts per leaf are tuned so that selecting and expanding a leaf
 //!   costs about as much as its rollouts (more rollouts per leaf where the engine's lanes are
-//!   much cheaper than its one-at-a-time questions). An engine that plays one rollout at a
+//!   much cheaper than its one-at-a-time questions). A young tree gets fewer leaves a batch
+//!   (at most the square root of the root's visits, at least 16) and more rollouts from each,
+//!   so that the search does not go breadth first. An engine that plays one rollout at a
 //!   time (the reference engine, games whose `legal` depends on `does`) gets batches of one.
 //! - **Solver** (MCTS-Solver): a terminal node's goals are known; where only one role has a
 //!   choice, a node is proven when a child gives that role 100, or when every child is

@@ -21,6 +21,9 @@ const CUT_GOAL: u64 = 50;
 pub const MOVES_PER_NODE: usize = 32;
 /// The most rollouts run from one leaf in a batch.
 const MAX_ROLLOUTS_PER_LEAF: u32 = 32;
+/// The fewest leaves a batch may select, however young the tree (with the most rollouts
+/// from each, they fill the fast engine's 512 lanes).
+const MIN_LEAVES: usize = 16;
 
 /// How a search is bounded, besides time.
 #[derive(Clone, Copy, Debug)]
@@ -207,8 +210,22 @@ impl Searcher {
             {
                 break;
             }
-            let per_leaf = if width > 1 { self.rollouts_per_leaf } else { 1 };
+            let mut per_leaf = if width > 1 { self.rollouts_per_leaf } else { 1 };
             let mut leaves = (width / per_leaf as usize).max(1);
+            // A batch's leaves are all chosen on what the batches before it learnt: many
+            // leaves from a young tree spread almost evenly (virtual loss keeps them apart),
+            // and the search is nearly breadth-first. So at most the square root of the
+            // root's visits (at least `MIN_LEAVES`), the lanes filled with more rollouts
+            // from each (where they are tuned, not fixed).
+            let young = (f64::from(self.tree.nodes[self.tree.root as usize].visits).sqrt()
+                as usize)
+                .max(MIN_LEAVES);
+            if young < leaves {
+                leaves = young;
+                if self.limits.rollouts_per_leaf.is_none() {
+                    per_leaf = ((width / leaves) as u32).clamp(per_leaf, MAX_ROLLOUTS_PER_LEAF);
+                }
+            }
             let budget = self.limits.max_nodes.max(8);
             let moves_budget = budget.saturating_mul(MOVES_PER_NODE);
             leaves = leaves
