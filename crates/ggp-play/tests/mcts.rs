@@ -274,6 +274,23 @@ fn the_tree_stays_within_its_budget_over_a_200_move_match() {
 }
 
 #[test]
+fn a_young_tree_takes_few_leaves_a_batch_with_many_rollouts_each() {
+    // The first batch of a new tree: 16 leaves of 32 rollouts (the fast engine's 512 lanes
+    // filled), not 512 leaves of one rollout, which would grow the tree breadth first.
+    let mut g = game(&long_game(100), 0);
+    assert_eq!(g.machine.parallel_playouts(), 512);
+    let config = MctsConfig {
+        simulations: Some(512),
+        ..MctsConfig::default()
+    };
+    let mut mcts = MctsStrategy::new(config, 1);
+    mcts.select(&mut g, far()).unwrap();
+    assert_eq!(mcts.report().unwrap().simulations, 512);
+    // The root and one node a leaf.
+    assert_eq!(mcts.nodes(), 17);
+}
+
+#[test]
 fn the_trees_moves_stay_within_their_budget_too() {
     // 400 moves a turn: the moves, not the nodes, fill the budget.
     let numbers: String = (0..400).map(|n| format!("(n {n}) ")).collect();
