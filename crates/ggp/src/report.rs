@@ -90,7 +90,8 @@ impl Reporter {
         eprintln!("{message}");
     }
 
-    fn color(&self) -> bool {
+    /// Whether to colour text output (a terminal, and no `NO_COLOR`).
+    pub fn color(&self) -> bool {
         std::env::var_os("NO_COLOR").is_none()
             && if self.to_stderr {
                 std::io::stderr().is_terminal()

@@ -6,6 +6,7 @@ pub mod matches;
 pub mod player;
 pub mod records;
 pub mod replay;
+pub mod validate;
 
 /// The reasoners a command can run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,13 +54,22 @@ pub fn build_machine(
             input.name
         ));
     }
-    built.map_err(|diagnostics| {
-        let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
-        reporter.emit(&file, &diagnostics);
-        reporter.message(&format!(
-            "ggp {command}: {}: the description has errors that leave it without an agreed meaning (see `ggp check`)",
-            input.name
-        ));
-        crate::INPUT_ERRORS
-    })
+    built.map_err(|diagnostics| refused(command, reporter, input, &diagnostics))
+}
+
+/// Reports why a machine cannot be built for a description (the diagnostics that leave it
+/// without an agreed meaning, then a line naming `command`); returns the exit status.
+pub fn refused(
+    command: &str,
+    reporter: &crate::report::Reporter,
+    input: &crate::input::Input,
+    diagnostics: &[gdl_syntax::Diagnostic],
+) -> u8 {
+    let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
+    reporter.emit(&file, diagnostics);
+    reporter.message(&format!(
+        "ggp {command}: {}: the description has errors that leave it without an agreed meaning (see `ggp check`)",
+        input.name
+    ));
+    crate::INPUT_ERRORS
 }
