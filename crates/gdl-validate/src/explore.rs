@@ -76,6 +76,8 @@ struct Run<'m, M: Subject> {
     // `via[i * roles..]`, `level[i]` moves from the start. Nodes are numbered in breadth-first
     // order, so a node's row in `graph` is written when it is expanded.
     states: Vec<M::State>,
+    /// Each state's hash: growing the table and telling states apart without reading them.
+    hashes: Vec<u64>,
     table: HashTable<u32>,
     hasher: FxBuildHasher,
     parent: Vec<u32>,
@@ -89,6 +91,8 @@ struct Run<'m, M: Subject> {
     playouts: u64,
     longest_playout: u64,
     cut_playouts: u64,
+    /// Next states computed so far.
+    transitions: u64,
 }
 
 /// Validates the game `machine` plays within the budget of `options`.
@@ -108,6 +112,7 @@ pub fn validate<M: Subject>(machine: &mut M, options: &Options) -> Report {
         nonterminal_states: 0,
         failed_states: 0,
         states: Vec::new(),
+        hashes: Vec::new(),
         table: HashTable::new(),
         hasher: FxBuildHasher,
         parent: Vec::new(),
@@ -119,6 +124,7 @@ pub fn validate<M: Subject>(machine: &mut M, options: &Options) -> Report {
         playouts: 0,
         longest_playout: 0,
         cut_playouts: 0,
+        transitions: 0,
         m: machine,
         options,
     };
@@ -138,6 +144,20 @@ pub fn validate<M: Subject>(machine: &mut M, options: &Options) -> Report {
 impl<M: Subject> Run<'_, M> {
     fn text(&self, t: TermId) -> String {
         self.m.terms().text(self.m.symbols(), t)
+    }
+
+    /// Whether the budget of transitions is spent; the exploration may use half of it.
+    fn spent(&self, exploring: bool) -> bool {
+        self.options.max_transitions.is_some_and(|max| {
+            let max = if exploring { max / 2 } else { max };
+            self.transitions >= max
+        })
+    }
+
+    /// The next state, counted.
+    fn next(&mut self, state: &M::State, joint: &[TermId]) -> Result<M::State, ReasonError> {
+        self.transitions += 1;
+        self.m.next_state(state, joint)
     }
 
     fn read_base_input(&mut self) {
@@ -352,8 +372,10 @@ impl<M: Subject> Run<'_, M> {
     /// is room.
     fn node(&mut self, state: M::State, parent: u32, joint: &[TermId], level: u32) -> Option<u32> {
         let hash = self.hasher.hash_one(&state);
-        let states = &self.states;
-        if let Some(&v) = self.table.find(hash, |&v| states[v as usize] == state) {
+        let (states, hashes) = (&self.states, &self.hashes);
+        if let Some(&v) = self.table.find(hash, |&v| {
+            hashes[v as usize] == hash && states[v as usize] == state
+        }) {
             return Some(v);
         }
         if self.states.len() >= self.options.max_states {
@@ -361,10 +383,10 @@ impl<M: Subject> Run<'_, M> {
             return None;
         }
         let v = self.states.len() as u32;
-        let (states, hasher) = (&self.states, &self.hasher);
-        self.table
-            .insert_unique(hash, v, |&w| hasher.hash_one(&states[w as usize]));
+        let hashes = &self.hashes;
+        self.table.insert_unique(hash, v, |&w| hashes[w as usize]);
         self.states.push(state);
+        self.hashes.push(hash);
         self.parent.push(parent);
         if joint.is_empty() {
             // The initial state is reached by no move: any terms fill its place.
@@ -420,15 +442,16 @@ impl<M: Subject> Run<'_, M> {
         self.node(root, NO_PARENT, &[], 0);
         let mut next = 0;
         while next < self.states.len() {
-            if Instant::now() >= until.min(deadline) {
+            if Instant::now() >= until.min(deadline) || self.spent(true) {
                 break;
             }
-            self.expand(next as u32, deadline);
+            self.expand(next as u32, until.min(deadline));
             next += 1;
         }
         next
     }
 
+    /// Looks at node `v`'s state and tries every joint move from it (until `deadline`).
     fn expand(&mut self, v: u32, deadline: Instant) {
         let state = self.states[v as usize].clone();
         let level = self.level[v as usize];
@@ -467,11 +490,11 @@ impl<M: Subject> Run<'_, M> {
         let mut count = 0u64;
         'joints: loop {
             count += 1;
-            if count.is_multiple_of(64) && Instant::now() >= deadline {
+            if (count.is_multiple_of(64) && Instant::now() >= deadline) || self.spent(true) {
                 self.incomplete(level + 1);
                 break;
             }
-            match self.m.next_state(&state, &joint) {
+            match self.next(&state, &joint) {
                 Ok(next) => {
                     if let Some(d) = self.m.take_disagreement() {
                         let mut path = self.path_to(v);
@@ -600,6 +623,11 @@ impl<M: Subject> Run<'_, M> {
                         self.note(key, len, Vec::new(), Some(Self::error_text(&e)), |_| {
                             (path.clone(), None)
                         });
+                        if len == 0 {
+                            // Every playout would fail the same way.
+                            self.playouts += 1;
+                            break 'playouts;
+                        }
                         break;
                     }
                 };
@@ -611,12 +639,15 @@ impl<M: Subject> Run<'_, M> {
                     self.cut_playouts += 1;
                     break;
                 }
+                if self.spent(false) {
+                    break 'playouts;
+                }
                 let joint: Vec<TermId> = seen
                     .legal
                     .iter()
                     .map(|moves| moves[rng.random_range(0..moves.len())])
                     .collect();
-                let next = self.m.next_state(&state, &joint);
+                let next = self.next(&state, &joint);
                 path.push(joint);
                 if let Some(d) = self.m.take_disagreement() {
                     self.note_error(Kind::Disagree, d, path.clone());
@@ -798,6 +829,7 @@ impl<M: Subject> Run<'_, M> {
         Report {
             roles: role_names,
             states: self.states.len() as u64,
+            explored: expanded as u64 - self.failed_states,
             terminal_states: self.terminal_states,
             depth,
             exhaustive,

@@ -67,6 +67,10 @@ pub struct Options {
     pub seed: u64,
     /// Joint moves a playout may make before it is cut (a cut playout decides nothing).
     pub max_playout_steps: usize,
+    /// Next states computed, by the exploration (half of them at most) and the playouts
+    /// together (`None`: no limit). A budget of work that, unlike time, does not depend on the
+    /// machine.
+    pub max_transitions: Option<u64>,
 }
 
 /// The default of [`Options::max_states`].
@@ -80,6 +84,7 @@ impl Default for Options {
             playouts: None,
             seed: 1,
             max_playout_steps: 10_000,
+            max_transitions: None,
         }
     }
 }
@@ -162,6 +167,9 @@ pub struct Report {
     pub roles: Vec<String>,
     /// Distinct states found (by exploration).
     pub states: u64,
+    /// States explored: looked at (terminal, legal moves, goals) and, unless terminal, every
+    /// joint move tried.
+    pub explored: u64,
     /// Terminal states among them.
     pub terminal_states: u64,
     /// The longest game when termination is proved, otherwise the deepest state reached (by

@@ -274,8 +274,9 @@ fn summary_text(report: &Report, name: &str, engine: &str, setup: Duration) -> S
             None => String::new(),
         };
         format!(
-            "{} states found{within}, {} random playouts of up to {} moves",
+            "{} states found, {} explored{within}, {} random playouts of up to {} moves",
             thousands(report.states),
+            thousands(report.explored),
             thousands(report.playouts),
             thousands(report.longest_playout)
         )
@@ -335,6 +336,7 @@ fn summary_json(report: &Report, name: &str, engine: &str) -> serde_json::Value 
     json!({"summary": {
         "file": name,
         "states": report.states,
+        "explored": report.explored,
         "terminal_states": report.terminal_states,
         "depth": report.depth,
         "exhaustive": report.exhaustive,
