@@ -16,13 +16,14 @@ pub use graph::Graph;
 pub use program::{Program, RelId, Reserved};
 pub use symbols::{Symbol, Symbols};
 
-use gdl_syntax::{Description, Diagnostic, Severity};
+use gdl_syntax::{Diagnostic, Severity};
 
-/// A description, parsed, lowered and checked.
+/// A description, lowered and checked. Neither the S-expression tree nor the GDL items are
+/// kept: each is several times the size of the text for a large description, and they are
+/// dropped as soon as the next stage is built (`gdl_syntax::parse` gives them to whoever
+/// wants them).
 pub struct Checked<'a> {
     pub text: &'a str,
-    pub tree: gdl_syntax::cst::Tree,
-    pub description: Description<'a>,
     pub program: Program,
     pub graph: Graph,
     /// Syntax diagnostics, then (when there are no syntax errors) the checks', sorted by place.
@@ -51,14 +52,25 @@ pub fn blocks_reasoning(code: &str) -> bool {
 /// Parses, lowers and checks a description. When the text has syntax errors only those are
 /// reported: the checks would see an incomplete game and report consequences, not causes.
 pub fn check(text: &str) -> Checked<'_> {
-    let parse = gdl_syntax::parse(text);
-    let mut diagnostics = parse.diagnostics;
-    let program = program::lower(&parse.description);
+    let gdl_syntax::Parse {
+        tree,
+        description,
+        mut diagnostics,
+    } = gdl_syntax::parse(text);
+    drop(tree);
+    let syntax_errors = diagnostics.iter().any(Diagnostic::is_error);
+    if !syntax_errors {
+        let cx = checks::ItemsContext {
+            text,
+            description: &description,
+        };
+        checks::run_on_items(&cx, &mut diagnostics);
+    }
+    let program = program::lower_owned(description);
     let graph = Graph::build(&program);
-    if !diagnostics.iter().any(Diagnostic::is_error) {
+    if !syntax_errors {
         let cx = checks::Context {
             text,
-            description: &parse.description,
             program: &program,
             graph: &graph,
         };
@@ -67,8 +79,6 @@ pub fn check(text: &str) -> Checked<'_> {
     diagnostics.sort_by(|a, b| a.span.cmp(&b.span).then_with(|| a.code.cmp(b.code)));
     Checked {
         text,
-        tree: parse.tree,
-        description: parse.description,
         program,
         graph,
         diagnostics,

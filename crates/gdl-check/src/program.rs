@@ -122,7 +122,7 @@ impl Term {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Atom {
     pub rel: RelId,
-    pub args: Vec<Term>,
+    pub args: Box<[Term]>,
     pub span: Span,
 }
 
@@ -191,8 +191,8 @@ pub struct Var {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
     pub head: Atom,
-    pub body: Vec<Literal>,
-    pub vars: Vec<Var>,
+    pub body: Box<[Literal]>,
+    pub vars: Box<[Var]>,
     pub span: Span,
     /// Written as a fact rather than as `(<= head …)`.
     pub fact: bool,
@@ -342,9 +342,28 @@ impl Program {
 /// relation or function name) are left out; the checks report them.
 pub fn lower(description: &Description<'_>) -> Program {
     let mut program = Program::default();
+    program.rules.reserve_exact(description.items.len());
     for item in &description.items {
+        lower_item(&mut program, item);
+    }
+    program
+}
+
+/// Lowers a description, dropping each item once it is lowered: a large description is not
+/// held twice.
+pub fn lower_owned(description: Description<'_>) -> Program {
+    let mut program = Program::default();
+    program.rules.reserve_exact(description.items.len());
+    for item in description.items {
+        lower_item(&mut program, &item);
+    }
+    program
+}
+
+fn lower_item(program: &mut Program, item: &Item<'_>) {
+    {
         let mut lowering = RuleLowering {
-            program: &mut program,
+            program,
             vars: Vec::new(),
             ok: true,
         };
@@ -360,14 +379,13 @@ pub fn lower(description: &Description<'_>) -> Program {
             let vars = lowering.vars;
             program.rules.push(Rule {
                 head,
-                body,
-                vars,
+                body: body.into_boxed_slice(),
+                vars: vars.into_boxed_slice(),
                 span,
                 fact,
             });
         }
     }
-    program
 }
 
 struct RuleLowering<'p> {

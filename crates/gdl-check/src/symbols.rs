@@ -1,16 +1,31 @@
 //! Interned names. GDL is case-insensitive: a symbol is the lower-case form of a name, so `ROBOT`
-//! and `robot` are one symbol.
+//! and `robot` are one symbol. Each symbol also keeps the spelling it was first interned with
+//! (the rules' own, when the rules are read first): what is sent to other programs or recorded
+//! is spelled as the author wrote it, since other programs compare symbols with their case.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// An interned, case-folded name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Symbol(pub u32);
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Symbols {
-    map: FxHashMap<Box<str>, Symbol>,
+    /// The symbols, by the hash of their name (each name is stored once, in `names`).
+    map: HashTable<Symbol>,
+    hasher: FxBuildHasher,
     names: Vec<Box<str>>,
+    /// The first spelling of each symbol, where it differs from its name.
+    spellings: FxHashMap<Symbol, Box<str>>,
+}
+
+impl std::fmt::Debug for Symbols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Symbols({} names)", self.names.len())
+    }
 }
 
 impl Symbols {
@@ -22,34 +37,57 @@ impl Symbols {
     pub fn intern(&mut self, name: &str) -> Symbol {
         if name.bytes().any(|b| b.is_ascii_uppercase()) {
             let lower = name.to_ascii_lowercase();
-            self.intern_lower(&lower)
+            let known = self.names.len();
+            let symbol = self.intern_lower(&lower);
+            if symbol.0 as usize == known {
+                self.spellings.insert(symbol, name.into());
+            }
+            symbol
         } else {
             self.intern_lower(name)
         }
     }
 
+    fn find(&self, lower: &str) -> Option<Symbol> {
+        let hash = self.hasher.hash_one(lower);
+        self.map
+            .find(hash, |s| &*self.names[s.0 as usize] == lower)
+            .copied()
+    }
+
     fn intern_lower(&mut self, lower: &str) -> Symbol {
-        if let Some(&symbol) = self.map.get(lower) {
+        if let Some(symbol) = self.find(lower) {
             return symbol;
         }
         let symbol = Symbol(self.names.len() as u32);
         self.names.push(lower.into());
-        self.map.insert(lower.into(), symbol);
+        let (names, hasher) = (&self.names, &self.hasher);
+        self.map.insert_unique(hasher.hash_one(lower), symbol, |s| {
+            hasher.hash_one(&*names[s.0 as usize])
+        });
         symbol
     }
 
     /// The symbol of `name` if it was interned.
     pub fn get(&self, name: &str) -> Option<Symbol> {
         if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.map.get(name.to_ascii_lowercase().as_str()).copied()
+            self.find(&name.to_ascii_lowercase())
         } else {
-            self.map.get(name).copied()
+            self.find(name)
         }
     }
 
     /// The canonical (lower-case) spelling.
     pub fn name(&self, symbol: Symbol) -> &str {
         &self.names[symbol.0 as usize]
+    }
+
+    /// The spelling the symbol was first interned with.
+    pub fn spelling(&self, symbol: Symbol) -> &str {
+        match self.spellings.get(&symbol) {
+            Some(spelled) => spelled,
+            None => self.name(symbol),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -77,5 +115,18 @@ mod tests {
         assert_ne!(symbols.intern("robots"), a);
         assert_eq!(symbols.get("rObOt"), Some(a));
         assert_eq!(symbols.get("nobody"), None);
+    }
+
+    #[test]
+    fn the_first_spelling_is_kept() {
+        let mut symbols = Symbols::new();
+        let a = symbols.intern("xPlayer");
+        assert_eq!(symbols.intern("XPLAYER"), a);
+        assert_eq!(symbols.intern("xplayer"), a);
+        assert_eq!(symbols.spelling(a), "xPlayer");
+        assert_eq!(symbols.name(a), "xplayer");
+        let b = symbols.intern("noop");
+        assert_eq!(symbols.intern("NOOP"), b);
+        assert_eq!(symbols.spelling(b), "noop");
     }
 }

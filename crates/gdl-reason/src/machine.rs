@@ -156,10 +156,10 @@ pub trait StateMachine {
     /// The role's goal as a number: the one value for which `goal` holds, an integer 0–100.
     fn goal(&mut self, state: &Self::State, role: RoleIndex) -> Result<u8> {
         let values = self.goal_values(state, role)?;
-        let role_name = self.terms().text(self.symbols(), self.roles()[role]);
+        let role_name = self.terms().spelled(self.symbols(), self.roles()[role]);
         match values.as_slice() {
             [one] => {
-                let text = self.terms().text(self.symbols(), *one);
+                let text = self.terms().spelled(self.symbols(), *one);
                 text.parse::<u8>()
                     .ok()
                     .filter(|v| *v <= 100)
@@ -214,7 +214,7 @@ pub trait StateMachine {
         for role in 0..self.roles().len() {
             let moves = self.legal_moves(state, role)?;
             let Some(&m) = moves.choose(rng) else {
-                let name = self.terms().text(self.symbols(), self.roles()[role]);
+                let name = self.terms().spelled(self.symbols(), self.roles()[role]);
                 return Err(Fault::NoLegalMove.error(&name));
             };
             joint.push(m);
@@ -294,7 +294,16 @@ pub fn sequential_playouts<M: StateMachine + ?Sized>(
             Until::Deadline(t) if std::time::Instant::now() >= t => break,
             _ => {}
         }
-        let playout = machine.random_playout(state, max_steps, rng)?;
+        let playout = match machine.random_playout(state, max_steps, rng) {
+            Ok(playout) => playout,
+            // A question cut short by the batch's deadline: the playout is dropped there, as
+            // those still running at the deadline are.
+            Err(ReasonError::Budget(_)) if matches!(until, Until::Deadline(t) if std::time::Instant::now() >= t) =>
+            {
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         batch.steps += playout.steps as u64;
         match playout.goals {
             Some(goals) => {

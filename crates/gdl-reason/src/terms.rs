@@ -181,24 +181,50 @@ impl TermStore {
 
     /// Canonical text: lower case, constants bare, `(f a b)` with single spaces, `(f)`.
     pub fn write(&self, symbols: &Symbols, term: TermId, out: &mut String) {
-        match self.get(term) {
-            Term::Const(s) => out.push_str(symbols.name(s)),
-            Term::Fn(f, args) => {
-                out.push('(');
-                out.push_str(symbols.name(f));
-                for &a in args {
-                    out.push(' ');
-                    self.write(symbols, a, out);
-                }
-                out.push(')');
-            }
-        }
+        self.write_with(symbols, term, out, Symbols::name);
     }
 
+    /// The term in canonical text (see [`TermStore::write`]): what traces print and what
+    /// comparisons that ignore letter case use.
     pub fn text(&self, symbols: &Symbols, term: TermId) -> String {
         let mut out = String::new();
         self.write(symbols, term, &mut out);
         out
+    }
+
+    /// The term as the rules spell it: the canonical layout with each name in the spelling it
+    /// was first read with ([`Symbols::spelling`]). This is what is sent to other programs
+    /// and recorded, since they compare symbols with their case.
+    pub fn write_spelled(&self, symbols: &Symbols, term: TermId, out: &mut String) {
+        self.write_with(symbols, term, out, Symbols::spelling);
+    }
+
+    /// The term as the rules spell it (see [`TermStore::write_spelled`]).
+    pub fn spelled(&self, symbols: &Symbols, term: TermId) -> String {
+        let mut out = String::new();
+        self.write_spelled(symbols, term, &mut out);
+        out
+    }
+
+    fn write_with(
+        &self,
+        symbols: &Symbols,
+        term: TermId,
+        out: &mut String,
+        name: fn(&Symbols, gdl_check::Symbol) -> &str,
+    ) {
+        match self.get(term) {
+            Term::Const(s) => out.push_str(name(symbols, s)),
+            Term::Fn(f, args) => {
+                out.push('(');
+                out.push_str(name(symbols, f));
+                for &a in args {
+                    out.push(' ');
+                    self.write_with(symbols, a, out, name);
+                }
+                out.push(')');
+            }
+        }
     }
 
     /// Reads a ground term written in KIF (`noop`, `(mark 1 2)`, any letter case), interning it.
@@ -284,6 +310,7 @@ mod tests {
         let b = store.parse(&mut symbols, "(cell 1 (f) B)").unwrap();
         assert_eq!(a, b);
         assert_eq!(store.text(&symbols, a), "(cell 1 (f) b)");
+        assert_eq!(store.spelled(&symbols, a), "(Cell 1 (F) b)");
         let f = store.parse(&mut symbols, "f").unwrap();
         let f0 = store.parse(&mut symbols, "(f)").unwrap();
         assert_ne!(f, f0);

@@ -46,7 +46,7 @@ pub enum Term<'a> {
     /// `(f a b)`; `(f)` is a function of no arguments, distinct from the constant `f`.
     Function {
         name: Name<'a>,
-        args: Vec<Term<'a>>,
+        args: Box<[Term<'a>]>,
         span: Span,
     },
 }
@@ -64,7 +64,7 @@ impl Term<'_> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sentence<'a> {
     pub name: Name<'a>,
-    pub args: Vec<Term<'a>>,
+    pub args: Box<[Term<'a>]>,
     /// Whether it was written in parentheses: `(p)` rather than `p`.
     pub parenthesized: bool,
     pub span: Span,
@@ -114,7 +114,8 @@ pub struct Rule<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Item<'a> {
     Fact(Sentence<'a>),
-    Rule(Rule<'a>),
+    /// Boxed: rules are few and large, facts many and small.
+    Rule(Box<Rule<'a>>),
 }
 
 impl Item<'_> {
@@ -192,7 +193,8 @@ pub fn build<'a>(tree: &Tree, text: &'a str, diagnostics: &mut Vec<Diagnostic>) 
         diagnostics,
         depth: 0,
     };
-    let mut items = Vec::new();
+    // Sized once: a description of millions of facts should not pay for the doubling.
+    let mut items = Vec::with_capacity(tree.top_items().count());
     for id in tree.top_items() {
         if let Some(item) = builder.item(id) {
             items.push(item);
@@ -299,11 +301,11 @@ impl<'a> Builder<'_, 'a, '_> {
                 }
             }
             ok.then(|| {
-                Item::Rule(Rule {
+                Item::Rule(Box::new(Rule {
                     head: head.expect("checked"),
                     body,
                     span,
-                })
+                }))
             })
         })
     }
@@ -326,7 +328,7 @@ impl<'a> Builder<'_, 'a, '_> {
                 self.relation_name(name, span)?;
                 Some(Sentence {
                     name,
-                    args: Vec::new(),
+                    args: Box::new([]),
                     parenthesized: false,
                     span,
                 })
@@ -527,7 +529,7 @@ impl<'a> Builder<'_, 'a, '_> {
         }
     }
 
-    fn terms(&mut self, ids: &[NodeId]) -> Option<Vec<Term<'a>>> {
+    fn terms(&mut self, ids: &[NodeId]) -> Option<Box<[Term<'a>]>> {
         let mut ok = true;
         let mut terms = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -536,7 +538,7 @@ impl<'a> Builder<'_, 'a, '_> {
                 None => ok = false,
             }
         }
-        ok.then_some(terms)
+        ok.then(|| terms.into_boxed_slice())
     }
 
     fn term(&mut self, id: NodeId) -> Option<Term<'a>> {

@@ -60,6 +60,12 @@ pub const SYNTAX_CODES: &[CodeInfo] = &[
     ),
     error("S012", "too-deep", "lists nested more than 256 levels deep"),
     error("S013", "empty-variable", "`?` with no name"),
+    CodeInfo {
+        code: "S014",
+        name: "invalid-utf8-in-comment",
+        severity: Severity::Warning,
+        summary: "bytes that are not UTF-8 inside a comment",
+    },
     error(
         "I001",
         "infix-unexpected-character",

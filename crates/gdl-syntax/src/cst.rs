@@ -125,6 +125,7 @@ pub mod codes {
     pub const UNCLOSED_PAREN: &str = "S001";
     pub const UNMATCHED_CLOSE: &str = "S002";
     pub const INVALID_UTF8: &str = "S004";
+    pub const INVALID_UTF8_IN_COMMENT: &str = "S014";
 }
 
 /// How many unclosed parentheses get a diagnostic each (the outermost); the last one counts
@@ -291,14 +292,17 @@ fn close_list(tree: &mut Tree, pending: &mut Vec<NodeId>, first: usize, span: Sp
     pending.push(id);
 }
 
-/// Decodes a file's bytes as UTF-8. Each invalid sequence becomes an `S004` error and is
-/// replaced, byte for byte, by U+001A (SUBSTITUTE), so offsets into the result are offsets into
-/// the file.
+/// Decodes a file's bytes as UTF-8. Each invalid sequence is replaced, byte for byte, by
+/// U+001A (SUBSTITUTE), so offsets into the result are offsets into the file, and reported: as
+/// an `S004` error where it would become part of the game, as an `S014` warning inside a comment
+/// (a Latin-1 `é` in an old game's comment changes nothing: comments are never sent or read).
 pub fn decode(bytes: &[u8]) -> (String, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut text = String::with_capacity(bytes.len());
     let mut rest = bytes;
     let mut offset = 0usize;
+    // Whether `bytes[..scanned]` ends inside a comment (`;` up to the end of its line).
+    let (mut scanned, mut in_comment) = (0usize, false);
     loop {
         match std::str::from_utf8(rest) {
             Ok(valid) => {
@@ -311,13 +315,39 @@ pub fn decode(bytes: &[u8]) -> (String, Vec<Diagnostic>) {
                 text.push_str(std::str::from_utf8(&rest[..valid]).unwrap_or_default());
                 let bad = error.error_len().unwrap_or(rest.len() - valid);
                 let start = offset + valid;
+                for &b in &bytes[scanned..start] {
+                    match b {
+                        b';' => in_comment = true,
+                        b'\n' | b'\r' => in_comment = false,
+                        _ => {}
+                    }
+                }
+                scanned = start;
+                let code = if in_comment {
+                    codes::INVALID_UTF8_IN_COMMENT
+                } else {
+                    codes::INVALID_UTF8
+                };
                 match diagnostics.last_mut() {
-                    Some(Diagnostic { span, .. }) if span.end as usize == start => {
+                    Some(Diagnostic { span, code: last, .. })
+                        if span.end as usize == start && *last == code =>
+                    {
                         span.end = (start + bad) as u32;
                     }
+                    _ if in_comment => diagnostics.push(
+                        Diagnostic::warning(
+                            code,
+                            Span::from_range(start..start + bad),
+                            "a comment is not valid UTF-8",
+                        )
+                        .with_label("these bytes are not UTF-8")
+                        .with_help(
+                            "the comment is kept as it is, but editors and other tools may not show it; save the file as UTF-8",
+                        ),
+                    ),
                     _ => diagnostics.push(
                         Diagnostic::error(
-                            codes::INVALID_UTF8,
+                            code,
                             Span::from_range(start..start + bad),
                             "the file is not valid UTF-8",
                         )

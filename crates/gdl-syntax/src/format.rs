@@ -47,6 +47,48 @@ pub fn format(tree: &Tree, text: &str) -> String {
     formatter.out
 }
 
+/// The text as clean S-expressions on one line, for other programs: comments removed, forms and
+/// their elements separated by single spaces, names spelled as written. This is what a Game
+/// Manager sends in START: ggp-base's players, among others, do not read `;` comments, and a
+/// comment can hide parentheses (or, on the last line of a file without a final newline, the
+/// rest of the message). Built with an explicit stack, so no nesting is too deep.
+pub fn compact(tree: &Tree, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // Nodes still to write, as (node, whether a space goes before it); `None` closes a list.
+    let mut stack: Vec<Option<(NodeId, bool)>> = Vec::new();
+    let push_items = |stack: &mut Vec<Option<(NodeId, bool)>>, items: &[NodeId]| {
+        let mut first = true;
+        let mut entries: Vec<Option<(NodeId, bool)>> = Vec::new();
+        for &item in items {
+            if tree.kind(item) == NodeKind::Comment {
+                continue;
+            }
+            entries.push(Some((item, !first)));
+            first = false;
+        }
+        stack.extend(entries.into_iter().rev());
+    };
+    push_items(&mut stack, tree.top_level());
+    while let Some(entry) = stack.pop() {
+        let Some((id, space)) = entry else {
+            out.push(')');
+            continue;
+        };
+        if space {
+            out.push(' ');
+        }
+        match tree.kind(id) {
+            NodeKind::List => {
+                out.push('(');
+                stack.push(None);
+                push_items(&mut stack, tree.children(id));
+            }
+            _ => out.push_str(tree.span(id).text(text)),
+        }
+    }
+    out
+}
+
 /// Whether a list is a rule: its first element is `<=`.
 pub fn is_rule(tree: &Tree, text: &str, id: NodeId) -> bool {
     tree.kind(id) == NodeKind::List
@@ -156,5 +198,25 @@ impl Formatter<'_> {
             self.newline(indent, false);
         }
         self.out.push(')');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compact_text;
+
+    #[test]
+    fn compact_drops_comments_and_keeps_spelling() {
+        let text = "; a game (with brackets in comments\r\n(role xPlayer) ; )) more\r\n\
+                    (<= (legal xPlayer (dropBomb ?x))\n    ; (legal xPlayer noop)\n    (true (at ?x)))\n\
+                    ; é, a last comment without a newline )";
+        assert_eq!(
+            compact_text(text).unwrap(),
+            "(role xPlayer) (<= (legal xPlayer (dropBomb ?x)) (true (at ?x)))"
+        );
+        assert_eq!(compact_text("").unwrap(), "");
+        assert_eq!(compact_text("; only a comment").unwrap(), "");
+        assert_eq!(compact_text("(f) (g (h))").unwrap(), "(f) (g (h))");
+        assert!(compact_text("(role r").is_err());
     }
 }

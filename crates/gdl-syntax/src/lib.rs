@@ -62,6 +62,20 @@ pub fn format_text(text: &str) -> Result<String, Vec<Diagnostic>> {
     Ok(format::format(&parse.tree, text))
 }
 
+/// A prefix KIF text as clean S-expressions on one line (comments removed; see
+/// [`format::compact`]), or its errors.
+pub fn compact_text(text: &str) -> Result<String, Vec<Diagnostic>> {
+    let parse = parse(text);
+    if parse.has_errors() {
+        return Err(parse
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect());
+    }
+    Ok(format::compact(&parse.tree, text))
+}
+
 /// Converts a prefix KIF text to infix, or returns its errors.
 pub fn prefix_to_infix(text: &str) -> Result<String, Vec<Diagnostic>> {
     let parse = parse(text);

@@ -1,18 +1,28 @@
-//! Every corpus game parses without errors, formats idempotently, and survives the round trips
-//! prefix → infix → prefix and parse → format → parse.
+//! Every corpus game parses without errors, formats idempotently, survives the round trips
+//! prefix → infix → prefix and parse → format → parse, and compacts (as sent to players) to one
+//! line without comments that means the same sentences, spelled the same.
 
-use gdl_syntax::{Diagnostic, SourceFile, cst, format_text, infix, parse, prefix_to_infix};
+use gdl_syntax::{
+    Diagnostic, SourceFile, compact_text, cst, format_text, infix, parse, prefix_to_infix,
+};
 use ggp_testdata::{corpus_files, relative, shared_or_skip};
 
 /// Canonical text of every GDL item, lower case, for comparing two parses.
 fn sentences(text: &str) -> Vec<String> {
+    spelled_sentences(text)
+        .into_iter()
+        .map(|s| s.to_ascii_lowercase())
+        .collect()
+}
+
+/// Every GDL item as written (letter case kept), for comparing two parses.
+fn spelled_sentences(text: &str) -> Vec<String> {
     let parsed = parse(text);
     parsed
         .description
         .items
         .iter()
-        .map(|item| format!("{item:?}"))
-        .map(|debug| strip_spans(&debug).to_ascii_lowercase())
+        .map(|item| strip_spans(&format!("{item:?}")))
         .collect()
 }
 
@@ -60,6 +70,16 @@ fn corpus_round_trips() {
             failures.push(format!(
                 "{name}: parse errors\n{}",
                 report(&name, &text, &parsed.diagnostics)
+            ));
+            continue;
+        }
+        let compact = compact_text(&text).expect("no errors");
+        if compact.contains([';', '\n', '\r'])
+            || parse(&compact).has_errors()
+            || spelled_sentences(&compact) != spelled_sentences(&text)
+        {
+            failures.push(format!(
+                "{name}: the compact text is not the same sentences on one line"
             ));
             continue;
         }

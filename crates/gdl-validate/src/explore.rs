@@ -378,7 +378,7 @@ impl<M: Subject> Run<'_, M> {
         }) {
             return Some(v);
         }
-        if self.states.len() >= self.options.max_states {
+        if self.states.len() >= self.options.max_states.min(crate::MAX_STATES) {
             self.incomplete(level);
             return None;
         }

@@ -76,6 +76,10 @@ pub struct Options {
 /// The default of [`Options::max_states`].
 pub const DEFAULT_MAX_STATES: usize = 2_000_000;
 
+/// The most states a graph can keep (states are numbered with 32 bits); a larger
+/// [`Options::max_states`] counts as this.
+pub const MAX_STATES: usize = u32::MAX as usize - 1;
+
 impl Default for Options {
     fn default() -> Options {
         Options {

@@ -33,6 +33,7 @@ fn config() -> MatchConfig {
         play_clock: Duration::from_secs(60),
         grace: Duration::from_secs(1),
         seed: k,
+        max_steps: ggp_match::DEFAULT_MAX_STEPS,
     }
 }
 
@@ -45,6 +46,7 @@ fn player(runtime: &Runtime, kind: StrategyKind) -> String {
         name: "bench".into(),
         factory: kind.factory(1),
         margin: Duration::from_millis(100),
+        log: false,
     };
     runtime.spawn(serve(listener, config, std::future::pending()));
     format!("http://{addr}")

@@ -32,7 +32,8 @@ impl std::fmt::Display for HttpError {
 pub const MAX_REPLY: usize = 1024 * 1024;
 
 /// POSTs `body` to `url` (`http://host:port[/path]`) as the specification's Appendix B shows,
-/// and returns the reply body, within `timeout` for the whole exchange.
+/// and returns the reply body, within `timeout` for the whole exchange (a timeout too long to
+/// represent is no timeout).
 pub async fn post(url: &str, body: &str, timeout: Duration) -> Result<String, HttpError> {
     match tokio::time::timeout(timeout, exchange(url, body)).await {
         Ok(result) => result,
@@ -40,27 +41,118 @@ pub async fn post(url: &str, body: &str, timeout: Duration) -> Result<String, Ht
     }
 }
 
-fn split_url(url: &str) -> Result<(String, String), HttpError> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| HttpError::Connection(format!("`{url}` is not an http:// URL")))?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if host.is_empty() {
-        return Err(HttpError::Connection(format!("`{url}` has no host")));
+/// A player's address: `http://host[:port][/path]`, checked when it is read, so that a typo is
+/// an error before a match starts rather than a connection error at every step.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlayerUrl {
+    /// The host as written (lower case), without brackets for an IPv6 address.
+    host: String,
+    port: u16,
+    /// From its `/` (at least `/`).
+    path: String,
+}
+
+impl PlayerUrl {
+    /// Reads `http://host[:port][/path]`; a bare `host:port` gets `http://`. The port defaults
+    /// to 80. An IPv6 host is written in brackets (`http://[::1]:9147`).
+    pub fn parse(text: &str) -> Result<PlayerUrl, String> {
+        let bad = |why: &str| format!("`{text}` is not a player's URL: {why}");
+        if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad("it contains a space or a control character"));
+        }
+        let rest = match text.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+            Some((scheme, _)) => {
+                return Err(bad(&format!(
+                    "players speak plain HTTP (`http://`), not `{scheme}://`"
+                )));
+            }
+            None => text,
+        };
+        let (authority, path) = match rest.find(['/', '?', '#']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], &rest[i..]),
+            Some(_) => return Err(bad("a query or fragment needs a path before it (`/`)")),
+            None => (rest, "/"),
+        };
+        if authority.contains('@') {
+            return Err(bad("user names and passwords are not supported"));
+        }
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let Some((host, after)) = v6.split_once(']') else {
+                return Err(bad("`[` without `]` around an IPv6 address"));
+            };
+            if host.parse::<std::net::Ipv6Addr>().is_err() {
+                return Err(bad(&format!("`{host}` is not an IPv6 address")));
+            }
+            match after {
+                "" => (host, None),
+                _ => match after.strip_prefix(':') {
+                    Some(port) => (host, Some(port)),
+                    None => return Err(bad("expected `:port` after the IPv6 address")),
+                },
+            }
+        } else {
+            match authority.rsplit_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (authority, None),
+            }
+        };
+        if host.is_empty() {
+            return Err(bad("it has no host"));
+        }
+        if !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
+        {
+            return Err(bad(&format!("`{host}` is not a host name")));
+        }
+        let port = match port {
+            None => 80,
+            Some(port) => match port.parse::<u16>() {
+                Ok(p) if p > 0 => p,
+                _ => return Err(bad(&format!("`{port}` is not a port (1 to 65535)"))),
+            },
+        };
+        Ok(PlayerUrl {
+            host: host.to_ascii_lowercase(),
+            port,
+            path: path.to_string(),
+        })
     }
-    let host = if host.contains(':') {
-        host.to_string()
-    } else {
-        format!("{host}:80")
-    };
-    Ok((host, path.to_string()))
+
+    /// `host:port` for connecting (brackets around an IPv6 address).
+    pub fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+/// The URL in its normal form, `http://host:port/path`: two spellings of one player compare
+/// equal after [`PlayerUrl::parse`].
+impl std::fmt::Display for PlayerUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "http://{}{}", self.authority(), self.path)
+    }
 }
 
 async fn exchange(url: &str, body: &str) -> Result<String, HttpError> {
-    let (host, path) = split_url(url)?;
+    let url = PlayerUrl::parse(url).map_err(HttpError::Connection)?;
+    let (host, path) = (url.authority(), url.path());
     let mut stream = TcpStream::connect(&host)
         .await
         .map_err(|e| HttpError::Connection(e.to_string()))?;
@@ -180,5 +272,44 @@ fn complete(received: &[u8]) -> Result<Option<String>, HttpError> {
         ))
     } else {
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PlayerUrl;
+
+    #[test]
+    fn player_urls_are_checked_and_normalised() {
+        let ok = |text: &str| PlayerUrl::parse(text).map(|u| u.to_string());
+        assert_eq!(
+            ok("http://127.0.0.1:9147").unwrap(),
+            "http://127.0.0.1:9147/"
+        );
+        assert_eq!(
+            ok("HTTP://LocalHost:9147/").unwrap(),
+            "http://localhost:9147/"
+        );
+        assert_eq!(ok("localhost:9147").unwrap(), "http://localhost:9147/");
+        assert_eq!(ok("http://example.org").unwrap(), "http://example.org:80/");
+        assert_eq!(ok("http://[::1]:9147/p").unwrap(), "http://[::1]:9147/p");
+        assert_eq!(ok("http://h:1/a?b=c").unwrap(), "http://h:1/a?b=c");
+        for bad in [
+            "http://",
+            "http://:9147",
+            "http://h:99999",
+            "http://h:0",
+            "http://h:port",
+            "https://h:1",
+            "http://h :1",
+            "http://a@h:1",
+            "http://[::1",
+            "http://[zz]:1",
+            "http://h\n:1",
+            "http://h?x",
+            "http://<h>:1",
+        ] {
+            assert!(ok(bad).is_err(), "{bad} should be refused");
+        }
     }
 }

@@ -7,8 +7,11 @@ mod manager;
 mod record;
 mod store;
 
-pub use http::{HttpError, MAX_REPLY, post};
-pub use manager::{Finished, MatchConfig, PlayerSpec, Progress, Timing, run_match};
+pub use http::{HttpError, MAX_REPLY, PlayerUrl, post};
+pub use manager::{
+    DEFAULT_MAX_STEPS, Event, Finished, MatchConfig, MatchError, PlayerSpec, Progress, Timing,
+    ping, run_match, run_match_until,
+};
 pub use record::{MatchRecord, StepError};
 pub use store::{
     DEFAULT_BUSY_TIMEOUT, Database, MIGRATIONS, MatchSummary, MatchWriter, SCHEMA_VERSION, Store,

@@ -5,13 +5,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gdl_reason::{StateMachine, TermId};
 use ggp_play::{Game, Machine, State, Strategy, StrategyKind, load};
-use ggp_protocol::{Request, Start, move_candidates};
+use ggp_protocol::{Reply, Request, Start, move_candidates};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use tokio::task::JoinHandle;
 
-use crate::http::{HttpError, post};
+use crate::http::{HttpError, PlayerUrl, post};
 use crate::record::{MatchRecord, StepError};
 
 /// Who plays a role.
@@ -24,14 +24,19 @@ pub enum PlayerSpec {
 }
 
 impl PlayerSpec {
-    /// `random`, `legal`, or an `http://` URL (a bare `host:port` gets `http://`).
+    /// `random`, `legal`, or an `http://` URL (a bare `host:port` gets `http://`), checked
+    /// ([`PlayerUrl::parse`]) and kept as written.
     pub fn parse(text: &str) -> Result<PlayerSpec, String> {
         match text.to_ascii_lowercase().as_str() {
             "random" => Ok(PlayerSpec::Builtin(StrategyKind::Random)),
             "legal" => Ok(PlayerSpec::Builtin(StrategyKind::Legal)),
-            _ if text.starts_with("http://") => Ok(PlayerSpec::Url(text.to_string())),
-            _ if text.contains(':') && !text.contains("://") => {
-                Ok(PlayerSpec::Url(format!("http://{text}")))
+            _ if text.contains(':') => {
+                PlayerUrl::parse(text)?;
+                Ok(PlayerSpec::Url(if text.contains("://") {
+                    text.to_string()
+                } else {
+                    format!("http://{text}")
+                }))
             }
             _ => Err(format!(
                 "`{text}` is not a player: use `random`, `legal` or an http:// URL"
@@ -62,6 +67,61 @@ pub struct MatchConfig {
     /// Seeds the substituted moves and the built-in players: the same seed and the same
     /// replies give the same match.
     pub seed: u64,
+    /// The longest match, in joint moves: a game still running after this many is aborted
+    /// ([`MatchError::TooLong`]), so that a game that never ends does not run for ever.
+    pub max_steps: usize,
+}
+
+/// The number of joint moves after which `ggp match` aborts a game that has not ended.
+pub const DEFAULT_MAX_STEPS: usize = 1000;
+
+/// Why a match did not finish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatchError {
+    /// The rules cannot be played (they have errors that leave them without an agreed
+    /// meaning, or a built-in player cannot read them). Nothing was recorded or sent.
+    Rules(String),
+    /// The players do not fit the game's roles. Nothing was recorded or sent.
+    Players(String),
+    /// The game itself failed while being played (no legal move for a role, no goal in a
+    /// terminal state, a reasoning budget exceeded); the match is recorded as aborted.
+    Game(String),
+    /// The game did not end within [`MatchConfig::max_steps`] joint moves; the match is
+    /// recorded as aborted.
+    TooLong(usize),
+    /// The record could not be written; the match is aborted.
+    Record(String),
+    /// Stopped from outside (Ctrl-C, the reader of the output went away, an operator), for the
+    /// reason given; the match is recorded as aborted.
+    Stopped(String),
+}
+
+impl std::fmt::Display for MatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchError::Rules(m)
+            | MatchError::Players(m)
+            | MatchError::Game(m)
+            | MatchError::Record(m) => f.write_str(m),
+            MatchError::TooLong(n) => write!(
+                f,
+                "the game did not end within {n} joint moves (the match's step limit)"
+            ),
+            MatchError::Stopped(reason) => write!(f, "the match was stopped: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for MatchError {}
+
+/// What the manager reports as a match goes on.
+#[derive(Clone, Debug)]
+pub enum Event<'a> {
+    /// Every player answered START, or its clock ran out: the players that did not reply
+    /// READY, with what happened (`timeout: …`, `busy: …`, `connection: …`, …).
+    Started { errors: &'a [StepError] },
+    /// A joint move was played.
+    Step(&'a Progress),
 }
 
 /// What happened at a step, for a progress display.
@@ -129,6 +189,41 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// `from + clock`, or a year from `from` when the clock is too long to add.
+pub(crate) fn deadline_after(from: Instant, clock: Duration) -> Instant {
+    from.checked_add(clock)
+        .or_else(|| from.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(from)
+}
+
+/// Seconds of a clock for a message, `5 s` or `0.5 s`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// A random token for a match record: unguessable, different for every match (not drawn from
+/// the match's seed, which is often the same).
+fn random_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // `RandomState` is seeded from the operating system's randomness once per process;
+    // hashing the time and a counter makes each token of a process distinct.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let high = hasher.finish();
+    hasher.write_u64(high);
+    format!("{high:016x}{:016x}", hasher.finish())
+}
+
 /// The manager's view of the game: the rules as a state machine, the current state and what
 /// it allows. It works on blocking threads, so that a slow game never holds up the runtime.
 struct Referee {
@@ -167,8 +262,9 @@ impl Referee {
         Ok(referee)
     }
 
+    /// A term as the rules spell it: what is sent to the players and recorded.
     fn text(&self, term: TermId) -> String {
-        self.machine.terms().text(self.machine.symbols(), term)
+        self.machine.terms().spelled(self.machine.symbols(), term)
     }
 
     fn roles(&self) -> Vec<String> {
@@ -303,60 +399,88 @@ fn think(
     if let Some(moves) = last {
         game.apply(moves)?;
     }
-    let chosen = strategy.select(game, Instant::now() + clock)?;
+    let chosen = strategy.select(game, deadline_after(Instant::now(), clock))?;
     Ok(game.text(chosen))
 }
 
-/// Runs a match to its end and returns its record and where the time went.
-///
-/// `progress` is called after every step. `record` is called with the record so far: before
-/// START, after every step, and at the end (completed, or aborted after an error); the
-/// manager waits for the future it returns before it sends anything more, so a record that
-/// is durable when the future completes has every step played before the next PLAY is sent.
-/// An error from `record` ends the match (the players are sent ABORT).
+/// Runs a match to its end (see [`run_match_until`], with nothing to stop it).
 pub async fn run_match<P, R, F>(
     config: MatchConfig,
     players: Vec<PlayerSpec>,
-    mut progress: P,
-    mut record: R,
-) -> Result<Finished, String>
+    events: P,
+    record: R,
+) -> Result<Finished, MatchError>
 where
-    P: FnMut(&Progress),
+    P: FnMut(Event<'_>),
     R: FnMut(&MatchRecord) -> F,
     F: Future<Output = Result<(), String>>,
 {
+    run_match_until(config, players, events, record, std::future::pending()).await
+}
+
+/// Runs a match to its end, or until `stop` completes, and returns its record and where the
+/// time went.
+///
+/// `events` is told when START has been answered and after every step. `record` is called with
+/// the record so far: before START, after START, after every step, and at the end (completed,
+/// or aborted); the manager waits for the future it returns before it sends anything more, so a
+/// record that is durable when the future completes has every step played before the next PLAY
+/// is sent. An error from `record` ends the match (the players are sent ABORT). When `stop`
+/// completes, with a reason, the match is aborted at once: the players are sent ABORT and the
+/// record is marked aborted with that reason ([`MatchError::Stopped`]).
+pub async fn run_match_until<P, R, F, S>(
+    config: MatchConfig,
+    players: Vec<PlayerSpec>,
+    mut events: P,
+    mut record: R,
+    stop: S,
+) -> Result<Finished, MatchError>
+where
+    P: FnMut(Event<'_>),
+    R: FnMut(&MatchRecord) -> F,
+    F: Future<Output = Result<(), String>>,
+    S: Future<Output = String>,
+{
     let started = Instant::now();
     let mut rng = StdRng::seed_from_u64(config.seed);
-    let random_token = format!("{:016x}", rng.random::<u64>());
     let seeds: Vec<u64> = players
         .iter()
         .filter(|p| matches!(p, PlayerSpec::Builtin(_)))
         .map(|_| rng.random())
         .collect();
-    let rules = config.rules.clone();
+    // What the players are sent: the sentences without comments, names as written.
+    let sent_rules = gdl_syntax::compact_text(&config.rules).map_err(|d| {
+        MatchError::Rules(format!(
+            "the rules cannot be played: {}",
+            d.first()
+                .map_or(String::new(), |d| format!("{}: {}", d.code, d.message))
+        ))
+    })?;
+    let rules = sent_rules.clone();
     let mut referee = Some(Box::new(
         tokio::task::spawn_blocking(move || Referee::load(&rules, rng))
             .await
-            .map_err(|e| format!("the manager's reasoner failed: {e}"))??,
+            .map_err(|e| MatchError::Game(format!("the manager's reasoner failed: {e}")))?
+            .map_err(MatchError::Rules)?,
     ));
     let (roles, initial, reasoner) = {
         let r = referee.as_ref().expect("loaded");
         (r.roles(), r.state_text(), r.machine.describe_engine())
     };
     if players.len() != roles.len() {
-        return Err(format!(
+        return Err(MatchError::Players(format!(
             "the game has {} role{} ({}), but {} player{} given",
             roles.len(),
             if roles.len() == 1 { "" } else { "s" },
             roles.join(", "),
             players.len(),
             if players.len() == 1 { " was" } else { "s were" }
-        ));
+        )));
     }
     let mut rec = MatchRecord {
         match_id: config.match_id.clone(),
         game_name: config.game_name.clone(),
-        random_token,
+        random_token: random_token(),
         start_time: now_ms(),
         rules: config.rules.clone(),
         game_role_names: roles.clone(),
@@ -367,13 +491,15 @@ where
         moves: Vec::new(),
         state_times: vec![now_ms()],
         errors: vec![vec![String::new(); roles.len()]],
+        start_errors: vec![String::new(); roles.len()],
         goal_values: Vec::new(),
         is_completed: false,
         is_aborted: false,
+        abort_reason: None,
     };
     record(&rec)
         .await
-        .map_err(|e| format!("cannot record the match: {e}"))?;
+        .map_err(|e| MatchError::Record(format!("cannot record the match: {e}")))?;
     let mut timing = Timing::default();
     let mut seats: Vec<Seat> = players
         .iter()
@@ -382,21 +508,27 @@ where
             PlayerSpec::Builtin(_) => Seat::Local(None),
         })
         .collect();
-    let played = play(
-        &config,
-        &players,
-        &seeds,
-        &roles,
-        &mut referee,
-        &mut seats,
-        &mut rec,
-        &mut timing,
-        &mut progress,
-        &mut record,
-    )
-    .await;
+    let played = {
+        let playing = play(
+            &config,
+            &sent_rules,
+            &players,
+            &seeds,
+            &roles,
+            &mut referee,
+            &mut seats,
+            &mut rec,
+            &mut timing,
+            &mut events,
+            &mut record,
+        );
+        tokio::select! {
+            played = playing => played,
+            reason = stop => Err(MatchError::Stopped(reason)),
+        }
+    };
     if let Err(e) = played {
-        // Tell the players, and keep the record as aborted.
+        // Tell the players, and keep the record as aborted, saying why.
         let abort = Request::Abort {
             match_id: config.match_id.clone(),
         }
@@ -412,9 +544,16 @@ where
         for a in aborts {
             let _ = a.await;
         }
+        rec.is_completed = false;
         rec.is_aborted = true;
-        let _ = record(&rec).await;
-        return Err(e);
+        rec.abort_reason = Some(e.to_string());
+        let recorded = record(&rec).await;
+        return Err(match (e, recorded) {
+            (e @ MatchError::Record(_), _) | (e, Ok(())) => e,
+            (e, Err(failed)) => MatchError::Record(format!(
+                "{e}; and the aborted match could not be recorded: {failed}"
+            )),
+        });
     }
     // STOP, everyone at once; the replies do not matter any more.
     let stop = Request::Stop {
@@ -426,9 +565,11 @@ where
     let mut stops = Vec::new();
     for seat in &mut seats {
         match seat {
-            Seat::Remote(url) => {
-                stops.push(send(url, stop.clone(), config.play_clock + config.grace))
-            }
+            Seat::Remote(url) => stops.push(send(
+                url,
+                stop.clone(),
+                config.play_clock.saturating_add(config.grace),
+            )),
             Seat::Local(slot) => {
                 let mut local = slot.take().expect("a built-in player is in its seat");
                 let last = rec.moves.last().cloned();
@@ -461,6 +602,7 @@ where
 #[allow(clippy::too_many_arguments)]
 async fn play<P, R, F>(
     config: &MatchConfig,
+    sent_rules: &str,
     players: &[PlayerSpec],
     seeds: &[u64],
     roles: &[String],
@@ -468,37 +610,37 @@ async fn play<P, R, F>(
     seats: &mut [Seat],
     rec: &mut MatchRecord,
     timing: &mut Timing,
-    progress: &mut P,
+    events: &mut P,
     record: &mut R,
-) -> Result<(), String>
+) -> Result<(), MatchError>
 where
-    P: FnMut(&Progress),
+    P: FnMut(Event<'_>),
     R: FnMut(&MatchRecord) -> F,
     F: Future<Output = Result<(), String>>,
 {
     // START, everyone at once; play begins when all are READY or the start clock runs out.
     // Built-in players read the rules and prepare on blocking threads meanwhile.
     let asked = Instant::now();
-    let start_deadline = config.start_clock + config.grace;
+    let start_limit = config.start_clock.saturating_add(config.grace);
     let mut starting = Vec::new();
     let mut seeds = seeds.iter();
     for (k, p) in players.iter().enumerate() {
         match p {
             PlayerSpec::Url(url) => {
-                let message = Request::Start(Start {
+                let request = Request::Start(Start {
                     match_id: config.match_id.clone(),
                     role: roles[k].clone(),
-                    rules: config.rules.clone(),
+                    rules: sent_rules.to_string(),
                     start_clock: config.start_clock.as_secs(),
                     play_clock: config.play_clock.as_secs(),
-                })
-                .to_string();
-                starting.push((k, Err(send(url, message, start_deadline))));
+                });
+                let message = request.to_string();
+                starting.push((k, Err((request, send(url, message, start_limit)))));
             }
             PlayerSpec::Builtin(kind) => {
                 let seed = *seeds.next().expect("a seed per built-in player");
                 let factory = kind.factory(seed);
-                let rules = config.rules.clone();
+                let rules = sent_rules.to_string();
                 let start_clock = config.start_clock;
                 starting.push((
                     k,
@@ -511,42 +653,78 @@ where
                             role: k,
                         };
                         let mut strategy = factory();
-                        strategy.start(&mut game, Instant::now() + start_clock);
+                        strategy.start(&mut game, deadline_after(Instant::now(), start_clock));
                         Ok::<_, String>(Box::new((strategy, game)))
                     })),
                 ));
             }
         }
     }
+    // A remote player's reply to START is judged and recorded, but play goes on either way
+    // (§8.4): a player that was not ready may still play.
+    let mut start_errors = Vec::new();
     for (k, task) in starting {
         match task {
-            // A remote player's reply to START does not matter: PLAY follows either way.
-            Err(remote) => drop(remote.await),
+            Err((request, remote)) => {
+                let reply = remote.await.unwrap_or_else(|e| {
+                    Err(HttpError::Connection(format!("the request failed: {e}")))
+                });
+                let error = match reply {
+                    Ok(body) => match Reply::parse_for(&request, &body) {
+                        Ok(Reply::Ready) => None,
+                        Ok(_) => Some(("busy", body)),
+                        Err(_) => Some(("unexpected", body)),
+                    }
+                    .map(|(kind, detail)| StepError {
+                        player: k,
+                        kind: kind.into(),
+                        detail,
+                    }),
+                    Err(e) => Some(http_error(k, e, "start", config.start_clock, config.grace)),
+                };
+                start_errors.extend(error);
+            }
             Ok(local) => {
                 let player = local
                     .await
-                    .map_err(|e| format!("a built-in player failed: {e}"))?
-                    .map_err(|e| format!("a built-in player cannot play these rules: {e}"))?;
+                    .map_err(|e| MatchError::Game(format!("a built-in player failed: {e}")))?
+                    .map_err(|e| {
+                        MatchError::Game(format!("a built-in player cannot play these rules: {e}"))
+                    })?;
                 seats[k] = Seat::Local(Some(player));
             }
         }
     }
     timing.waiting += asked.elapsed();
+    for e in &start_errors {
+        rec.start_errors[e.player] = e.text();
+    }
+    events(Event::Started {
+        errors: &start_errors,
+    });
+    if !start_errors.is_empty() {
+        record(rec)
+            .await
+            .map_err(|e| MatchError::Record(format!("cannot record START: {e}")))?;
+    }
     let mut step = 0;
     while !referee.as_ref().expect("the referee is back").terminal {
+        if step >= config.max_steps {
+            return Err(MatchError::TooLong(config.max_steps));
+        }
         let message = Request::Play {
             match_id: config.match_id.clone(),
             moves: rec.moves.last().cloned(),
         }
         .to_string();
-        let deadline = config.play_clock + config.grace;
+        let limit = config.play_clock.saturating_add(config.grace);
         // Ask every player at once: remote ones over HTTP, built-in ones on blocking threads.
         let asked = Instant::now();
         let mut pending = Vec::new();
         for (k, seat) in seats.iter_mut().enumerate() {
             match seat {
                 Seat::Remote(url) => {
-                    pending.push(Pending::Remote(send(url, message.clone(), deadline)));
+                    pending.push(Pending::Remote(send(url, message.clone(), limit)));
                 }
                 Seat::Local(slot) => {
                     let mut local = slot.take().expect("a built-in player is in its seat");
@@ -570,7 +748,7 @@ where
             replies.push(match p {
                 Pending::Remote(task) => match task.await {
                     Ok(Ok(body)) => Ok(body),
-                    Ok(Err(e)) => Err(http_error(k, e)),
+                    Ok(Err(e)) => Err(http_error(k, e, "play", config.play_clock, config.grace)),
                     Err(e) => Err(StepError {
                         player: k,
                         kind: "failed".into(),
@@ -580,7 +758,7 @@ where
                 Pending::Local(task) => {
                     let (local, chosen) = task
                         .await
-                        .map_err(|e| format!("a built-in player failed: {e}"))?;
+                        .map_err(|e| MatchError::Game(format!("a built-in player failed: {e}")))?;
                     seats[k] = Seat::Local(Some(local));
                     chosen
                 }
@@ -588,7 +766,10 @@ where
         }
         let waited = asked.elapsed();
         timing.waiting += waited;
-        let advanced = on_blocking_thread(referee, move |r| r.advance(replies, step)).await??;
+        let advanced = on_blocking_thread(referee, move |r| r.advance(replies, step))
+            .await
+            .map_err(MatchError::Game)?
+            .map_err(MatchError::Game)?;
         let mut error_row = vec![String::new(); roles.len()];
         for e in &advanced.errors {
             error_row[e.player] = e.text();
@@ -603,28 +784,50 @@ where
             rec.goal_values = goals;
             rec.is_completed = true;
         }
-        progress(&Progress {
+        events(Event::Step(&Progress {
             step,
             moves: advanced.moves,
             errors: advanced.errors,
             terminal: advanced.terminal,
             waited,
-        });
+        }));
         record(rec)
             .await
-            .map_err(|e| format!("cannot record step {}: {e}", step + 1))?;
+            .map_err(|e| MatchError::Record(format!("cannot record step {}: {e}", step + 1)))?;
         step += 1;
     }
     if !rec.is_completed {
         // A game whose initial state is terminal.
         let r = referee.as_mut().expect("the referee is back");
-        rec.goal_values = r.machine.goals(&r.state).map_err(|e| e.to_string())?;
+        rec.goal_values = r
+            .machine
+            .goals(&r.state)
+            .map_err(|e| MatchError::Game(e.to_string()))?;
         rec.is_completed = true;
         record(rec)
             .await
-            .map_err(|e| format!("cannot record the end of the match: {e}"))?;
+            .map_err(|e| MatchError::Record(format!("cannot record the end of the match: {e}")))?;
     }
     Ok(())
+}
+
+/// Asks a player for INFO: whether it can be reached at all, and what it says of itself. Any
+/// HTTP reply counts as reachable (`Ok`); a reply that is not an INFO reply (older players do
+/// not know INFO) is `Ok(None)`. The Game Manager contacts every player this way before START,
+/// so that an unreachable one is reported before the match rather than at every step.
+pub async fn ping(
+    url: &str,
+    timeout: Duration,
+) -> Result<Option<ggp_protocol::InfoReply>, HttpError> {
+    let body = post(url, &Request::Info.to_string(), timeout).await?;
+    Ok(match Reply::parse_for(&Request::Info, &body) {
+        Ok(Reply::Info(info)) => Some(info),
+        Ok(Reply::Busy) => Some(ggp_protocol::InfoReply {
+            status: Some("busy".into()),
+            ..Default::default()
+        }),
+        _ => None,
+    })
 }
 
 /// Sends a message to a remote player as a task of its own, so that players are asked at once.
@@ -633,9 +836,24 @@ fn send(url: &str, message: String, timeout: Duration) -> JoinHandle<Result<Stri
     tokio::spawn(async move { post(&url, &message, timeout).await })
 }
 
-fn http_error(player: usize, e: HttpError) -> StepError {
+/// The error entry for a request (`start` or `play`) that got no usable reply.
+fn http_error(
+    player: usize,
+    e: HttpError,
+    request: &str,
+    clock: Duration,
+    grace: Duration,
+) -> StepError {
     let (kind, detail) = match e {
-        HttpError::Timeout => ("timeout", "no reply within the play clock".to_string()),
+        HttpError::Timeout => (
+            "timeout",
+            format!(
+                "no reply within {} (the {request} clock, {}, and the grace, {})",
+                seconds(clock.saturating_add(grace)),
+                seconds(clock),
+                seconds(grace)
+            ),
+        ),
         HttpError::Connection(m) => ("connection", m),
         HttpError::Protocol(m) => ("http", m),
     };

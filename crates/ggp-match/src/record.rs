@@ -22,7 +22,9 @@ impl StepError {
 
 /// A match as ggp.org records it. `states` has one entry more than `moves`; `errors` and
 /// `stateTimes` have one entry per state (the errors of the last state stay empty: no move was
-/// made from it yet). Terms are in canonical text.
+/// made from it yet). Terms are written as the rules spell them (`(mark 1 2)`, `xPlayer`), with
+/// single spaces. Two fields are this project's own: `startErrors` (what went wrong with each
+/// player's START) and `abortReason` (why an aborted match was aborted).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchRecord {
@@ -46,9 +48,16 @@ pub struct MatchRecord {
     pub state_times: Vec<u64>,
     /// For each state, one entry per player: empty, or what went wrong with its move from it.
     pub errors: Vec<Vec<String>>,
+    /// One entry per player: empty, or what went wrong with its START (`timeout: …`,
+    /// `connection: …`, `busy: …`, `unexpected: <reply>`); play goes on either way.
+    #[serde(default)]
+    pub start_errors: Vec<String>,
     pub goal_values: Vec<u8>,
     pub is_completed: bool,
     pub is_aborted: bool,
+    /// Why the match was aborted (the step limit, Ctrl-C, a game that failed, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort_reason: Option<String>,
 }
 
 impl MatchRecord {

@@ -55,6 +55,10 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (match_ref, step)
     ) WITHOUT ROWID;
     CREATE INDEX matches_by_start ON matches (start_time, id);",
+    // 2: what went wrong with each player's START (a JSON array in role order, empty strings
+    // for players that were ready), and why an aborted match was aborted.
+    "ALTER TABLE matches ADD COLUMN start_errors TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE matches ADD COLUMN abort_reason TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -139,6 +143,16 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
+fn newer_schema(path: &Path, version: usize) -> StoreError {
+    store_error(
+        StoreErrorKind::NewerSchema,
+        format!(
+            "the match database {} has schema version {version}, newer than this ggp knows ({SCHEMA_VERSION}); use a newer ggp",
+            path.display()
+        ),
+    )
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -197,6 +211,8 @@ pub struct Update {
     steps: Vec<StepRow>,
     status: &'static str,
     goal_values: Vec<u8>,
+    start_errors: Vec<String>,
+    abort_reason: Option<String>,
 }
 
 impl Update {
@@ -234,7 +250,14 @@ impl Update {
             steps,
             status: record.status(),
             goal_values: record.goal_values.clone(),
+            start_errors: record.start_errors.clone(),
+            abort_reason: record.abort_reason.clone(),
         }
+    }
+
+    /// Whether this write ends the match (finished or aborted).
+    fn ends(&self) -> bool {
+        self.status != "unfinished"
     }
 }
 
@@ -246,6 +269,7 @@ fn json<T: serde::Serialize>(value: &T) -> String {
 pub struct Database {
     conn: Connection,
     path: PathBuf,
+    read_only: bool,
 }
 
 impl Database {
@@ -269,25 +293,109 @@ impl Database {
         )
     }
 
-    /// Opens an existing database (for reading what it holds): no file is created.
+    /// Opens an existing database for reading what it holds: nothing is created or written,
+    /// so a database in a read-only directory, or on a read-only medium, can be read. A
+    /// database of an older schema is brought up to date first if it can be written (and is
+    /// refused, saying so, if it cannot).
     pub fn open_existing(path: &Path) -> Result<Database, StoreError> {
-        if !path.is_file() {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                return Err(store_error(
+                    StoreErrorKind::NotADatabase,
+                    format!("{} is an empty file, not a match database", path.display()),
+                ));
+            }
+            Ok(meta) if meta.is_file() => {}
+            _ => {
+                return Err(store_error(
+                    StoreErrorKind::NotFound,
+                    format!("there is no match database at {}", path.display()),
+                ));
+            }
+        }
+        let db = match Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_ONLY) {
+            Ok(db) => db,
+            // In a directory this process cannot write, SQLite cannot create the files a
+            // write-ahead-logged database is read with; the database file alone, which every
+            // ended match is checkpointed into, is then read as immutable.
+            Err(e) if e.kind == StoreErrorKind::Open => {
+                Database::open_immutable(path).map_err(|_| e)?
+            }
+            Err(e) => return Err(e),
+        };
+        if db.schema_version()? < SCHEMA_VERSION {
+            drop(db);
+            return Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|e| {
+                store_error(
+                    e.kind,
+                    format!(
+                        "{e}; the database has an older schema, and it can only be read once it is brought up to date, which needs write access"
+                    ),
+                )
+            });
+        }
+        Ok(db)
+    }
+
+    /// Opens the database file read-only as immutable (`?immutable=1`): no lock, no
+    /// write-ahead log, no other file.
+    fn open_immutable(path: &Path) -> Result<Database, StoreError> {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut uri = String::from("file:");
+        for b in absolute.to_string_lossy().bytes() {
+            match b {
+                b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(b as char),
+                b if b.is_ascii_alphanumeric() => uri.push(b as char),
+                b => uri.push_str(&format!("%{b:02X}")),
+            }
+        }
+        uri.push_str("?immutable=1");
+        let conn = Connection::open_with_flags(
+            &uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| sql_error(path, e))?;
+        let db = Database {
+            conn,
+            path: path.to_path_buf(),
+            read_only: true,
+        };
+        let version = db.schema_version()?;
+        if version == 0 || version > SCHEMA_VERSION {
             return Err(store_error(
-                StoreErrorKind::NotFound,
-                format!("there is no match database at {}", path.display()),
+                StoreErrorKind::NotADatabase,
+                format!("{} is not a match database this ggp reads", path.display()),
             ));
         }
-        Database::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        Ok(db)
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Database, StoreError> {
+        let read_only = flags.contains(OpenFlags::SQLITE_OPEN_READ_ONLY);
         let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
         let mut db = Database {
             conn,
             path: path.to_path_buf(),
+            read_only,
         };
         db.set_busy_timeout(DEFAULT_BUSY_TIMEOUT)?;
+        if read_only {
+            // Check that it is a match database of a version this ggp reads.
+            let version = db.schema_version()?;
+            if version > SCHEMA_VERSION {
+                return Err(newer_schema(path, version));
+            }
+            if version == 0 {
+                return Err(store_error(
+                    StoreErrorKind::NotADatabase,
+                    format!("{} is not a match database", path.display()),
+                ));
+            }
+            return Ok(db);
+        }
         // WAL: readers never block the writer, and a process killed mid-write leaves the last
         // committed step in place. FULL: each commit is synced, so it survives a power cut too.
         db.conn
@@ -326,21 +434,12 @@ impl Database {
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let newer = |version: usize, path: &Path| {
-            store_error(
-                StoreErrorKind::NewerSchema,
-                format!(
-                    "the match database {} has schema version {version}, newer than this ggp knows ({SCHEMA_VERSION}); use a newer ggp",
-                    path.display()
-                ),
-            )
-        };
         let version = self.schema_version()?;
         if version == SCHEMA_VERSION {
             return Ok(());
         }
         if version > SCHEMA_VERSION {
-            return Err(newer(version, &self.path));
+            return Err(newer_schema(&self.path, version));
         }
         let path = self.path.clone();
         let fail = |e| sql_error(&path, e);
@@ -353,7 +452,7 @@ impl Database {
             .query_row("PRAGMA user_version", [], |row| row.get::<_, i64>(0))
             .map_err(fail)? as usize;
         if version > SCHEMA_VERSION {
-            return Err(newer(version, &path));
+            return Err(newer_schema(&path, version));
         }
         if version == 0 {
             let tables: i64 = tx
@@ -392,9 +491,24 @@ impl Database {
         tx.commit().map_err(|e| sql_error(&path, e))
     }
 
-    /// Marks an unfinished match as aborted; `false` if there is no such unfinished match.
-    pub fn abort(&mut self, match_id: &str) -> Result<bool, StoreError> {
-        abort(&self.conn, match_id).map_err(|e| self.error(e))
+    /// Marks an unfinished match as aborted, for `reason`; `false` if there is no such
+    /// unfinished match.
+    pub fn abort(&mut self, match_id: &str, reason: &str) -> Result<bool, StoreError> {
+        let done = abort(&self.conn, match_id, reason).map_err(|e| self.error(e))?;
+        self.checkpoint();
+        Ok(done)
+    }
+
+    /// Copies what the write-ahead log holds into the database file, as far as readers allow
+    /// without waiting for them, so that the file alone (copied, backed up) has every match
+    /// that ended. Done when a match ends; a failure only leaves the log to SQLite's own
+    /// checkpoints, so it is not an error.
+    pub fn checkpoint(&mut self) {
+        if !self.read_only {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
     }
 
     /// Runs a batch of jobs in one transaction, each in a savepoint of its own so that one
@@ -417,8 +531,8 @@ impl Database {
                         Ok(sp) => {
                             let done = match job {
                                 Job::Write(update, _) => apply(&sp, &path, update).map(|()| true),
-                                Job::Abort(match_id, _) => {
-                                    abort(&sp, match_id).map_err(|e| sql_error(&path, e))
+                                Job::Abort(match_id, reason, _) => {
+                                    abort(&sp, match_id, reason).map_err(|e| sql_error(&path, e))
                                 }
                                 Job::Flush(_) => Ok(true),
                             };
@@ -443,11 +557,14 @@ impl Database {
                 }
             }
         }
+        if jobs.iter().any(Job::ends_a_match) {
+            self.checkpoint();
+        }
         for (job, outcome) in jobs.into_iter().zip(outcomes) {
             // A requester that went away (Ctrl-C) no longer wants the answer.
             match job {
                 Job::Write(_, reply) => drop(reply.send(outcome.map(|_| ()))),
-                Job::Abort(_, reply) => drop(reply.send(outcome)),
+                Job::Abort(_, _, reply) => drop(reply.send(outcome)),
                 Job::Flush(reply) => drop(reply.send(outcome.map(|_| ()))),
             }
         }
@@ -521,7 +638,8 @@ impl Database {
         let row = tx
             .query_row(
                 "SELECT id, game_name, rules, random_token, start_time, start_clock, play_clock,
-                        roles, players, initial_state, initial_time, status, goal_values
+                        roles, players, initial_state, initial_time, status, goal_values,
+                        start_errors, abort_reason
                  FROM matches WHERE match_id = ?1",
                 [match_id],
                 |row| {
@@ -539,6 +657,8 @@ impl Database {
                         row.get::<_, i64>(10)?,
                         row.get::<_, String>(11)?,
                         row.get::<_, String>(12)?,
+                        row.get::<_, String>(13)?,
+                        row.get::<_, Option<String>>(14)?,
                     ))
                 },
             )
@@ -558,6 +678,8 @@ impl Database {
             initial_time,
             status,
             goals,
+            start_errors,
+            abort_reason,
         )) = row
         else {
             return Err(store_error(
@@ -585,6 +707,8 @@ impl Database {
             goal_values: self.parse(match_id, &goals)?,
             is_completed: status == "finished",
             is_aborted: status == "aborted",
+            start_errors: self.parse(match_id, &start_errors)?,
+            abort_reason,
             game_role_names: roles,
         };
         let mut statement = tx
@@ -700,29 +824,47 @@ fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
     let end_time = (u.status != "unfinished").then(|| now_ms() as i64);
     conn.prepare_cached(
         "UPDATE matches SET status = ?1, goal_values = ?2,
-            end_time = coalesce(end_time, ?3)
-         WHERE id = ?4",
+            end_time = coalesce(end_time, ?3), start_errors = ?4, abort_reason = ?5
+         WHERE id = ?6",
     )
     .map_err(fail)?
-    .execute(params![u.status, json(&u.goal_values), end_time, id])
+    .execute(params![
+        u.status,
+        json(&u.goal_values),
+        end_time,
+        json(&u.start_errors),
+        u.abort_reason,
+        id
+    ])
     .map_err(fail)?;
     Ok(())
 }
 
-fn abort(conn: &Connection, match_id: &str) -> rusqlite::Result<bool> {
+fn abort(conn: &Connection, match_id: &str, reason: &str) -> rusqlite::Result<bool> {
     let changed = conn
         .prepare_cached(
-            "UPDATE matches SET status = 'aborted', end_time = ?1
-             WHERE match_id = ?2 AND status = 'unfinished'",
+            "UPDATE matches SET status = 'aborted', end_time = ?1, abort_reason = ?2
+             WHERE match_id = ?3 AND status = 'unfinished'",
         )?
-        .execute(params![now_ms() as i64, match_id])?;
+        .execute(params![now_ms() as i64, reason, match_id])?;
     Ok(changed > 0)
 }
 
 enum Job {
     Write(Box<Update>, oneshot::Sender<Result<(), StoreError>>),
-    Abort(String, oneshot::Sender<Result<bool, StoreError>>),
+    Abort(String, String, oneshot::Sender<Result<bool, StoreError>>),
     Flush(oneshot::Sender<Result<(), StoreError>>),
+}
+
+impl Job {
+    /// Whether the job ends a match, after which the database is checkpointed.
+    fn ends_a_match(&self) -> bool {
+        match self {
+            Job::Write(update, _) => update.ends(),
+            Job::Abort(..) => true,
+            Job::Flush(_) => false,
+        }
+    }
 }
 
 /// A match database on a writer thread, for async matches; cheap to clone and share.
@@ -800,14 +942,18 @@ impl Store {
         }
     }
 
-    /// Marks an unfinished match as aborted (after the writes already sent); `false` if there
-    /// is no such unfinished match.
+    /// Marks an unfinished match as aborted for `reason` (after the writes already sent);
+    /// `false` if there is no such unfinished match.
     pub fn abort(
         &self,
         match_id: &str,
+        reason: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send + use<> {
         let (reply, answer) = oneshot::channel();
-        self.send(Job::Abort(match_id.to_string(), reply), answer)
+        self.send(
+            Job::Abort(match_id.to_string(), reason.to_string(), reply),
+            answer,
+        )
     }
 
     /// Completes when every write sent before it is durable.

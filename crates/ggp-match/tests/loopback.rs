@@ -23,6 +23,7 @@ fn config(id: &str, rules: &str) -> MatchConfig {
         play_clock: Duration::from_secs(1),
         grace: Duration::from_millis(300),
         seed: 7,
+        max_steps: ggp_match::DEFAULT_MAX_STEPS,
     }
 }
 
@@ -69,6 +70,7 @@ async fn real_player(kind: StrategyKind) -> String {
         name: "test".into(),
         factory: kind.factory(3),
         margin: Duration::from_millis(200),
+        log: false,
     };
     tokio::spawn(serve(listener, config, std::future::pending()));
     format!("http://{addr}")
@@ -569,6 +571,7 @@ async fn the_appendix_b_exchange() {
         play_clock: Duration::from_secs(start.play_clock),
         grace: Duration::from_secs(1),
         seed: 1,
+        max_steps: ggp_match::DEFAULT_MAX_STEPS,
     };
     let record = play(cfg, vec![PlayerSpec::Url(url)]).await;
     no_errors(&record);

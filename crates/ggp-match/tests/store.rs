@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ggp_match::{
-    Database, MatchConfig, MatchRecord, PlayerSpec, SCHEMA_VERSION, Store, StoreErrorKind, Update,
-    run_match,
+    Database, MatchConfig, MatchError, MatchRecord, PlayerSpec, SCHEMA_VERSION, Store,
+    StoreErrorKind, Update, run_match,
 };
 use ggp_play::StrategyKind;
 
@@ -31,6 +31,7 @@ fn config(id: &str) -> MatchConfig {
         play_clock: Duration::from_secs(10),
         grace: Duration::from_secs(1),
         seed: 3,
+        max_steps: ggp_match::DEFAULT_MAX_STEPS,
     }
 }
 
@@ -43,7 +44,7 @@ fn builtins() -> Vec<PlayerSpec> {
 
 /// Plays a match of built-in players recorded in `store`; also returns every record the
 /// manager handed over, in order.
-async fn recorded(store: &Store, id: &str) -> (Result<MatchRecord, String>, Vec<MatchRecord>) {
+async fn recorded(store: &Store, id: &str) -> (Result<MatchRecord, MatchError>, Vec<MatchRecord>) {
     let mut writer = store.writer();
     let mut seen = Vec::new();
     let seen_ref = &mut seen;
@@ -167,8 +168,10 @@ async fn a_duplicate_match_id_is_refused_before_anything_is_sent() {
     let first = first.unwrap();
     let (second, seen) = recorded(&store, "same").await;
     let e = second.unwrap_err();
+    assert!(matches!(e, MatchError::Record(_)), "{e:?}");
     assert!(
-        e.contains("a match with the id `same` is already recorded"),
+        e.to_string()
+            .contains("a match with the id `same` is already recorded"),
         "{e}"
     );
     // Only the record before START was offered: the match never started.
@@ -189,13 +192,17 @@ async fn aborting_marks_only_an_unfinished_match() {
     let mut partial = seen[2].clone();
     partial.match_id = "cut".into();
     writer.save(&partial).await.unwrap();
-    assert!(store.abort("cut").await.unwrap());
-    assert!(!store.abort("cut").await.unwrap(), "already aborted");
-    assert!(!store.abort("done").await.unwrap(), "finished");
-    assert!(!store.abort("nothing").await.unwrap());
+    assert!(store.abort("cut", "a test").await.unwrap());
+    assert!(
+        !store.abort("cut", "a test").await.unwrap(),
+        "already aborted"
+    );
+    assert!(!store.abort("done", "a test").await.unwrap(), "finished");
+    assert!(!store.abort("nothing", "a test").await.unwrap());
     let db = Database::open_existing(&path).unwrap();
     let cut = db.load("cut").unwrap();
     assert!(cut.is_aborted && !cut.is_completed);
+    assert_eq!(cut.abort_reason.as_deref(), Some("a test"));
     assert_eq!(cut.moves, partial.moves);
     assert_eq!(db.load("done").unwrap().status(), "finished");
     let e = db.load("nothing").err().unwrap();
@@ -213,6 +220,8 @@ async fn a_locked_database_stops_the_match_with_a_clear_error() {
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let (result, _) = recorded(&store, "locked").await;
     let e = result.unwrap_err();
+    assert!(matches!(e, MatchError::Record(_)), "{e:?}");
+    let e = e.to_string();
     assert!(e.starts_with("cannot record the match:"), "{e}");
     assert!(
         e.contains("locked.sqlite is locked by another process"),
@@ -244,7 +253,14 @@ async fn a_failing_write_ends_the_match_as_aborted() {
     let e = run_match(config("fails"), builtins(), |_| {}, save)
         .await
         .unwrap_err();
-    assert_eq!(e, "cannot record step 2: the disk is full");
+    assert_eq!(
+        e,
+        MatchError::Record("cannot record step 2: the disk is full".into())
+    );
+    assert_eq!(
+        last.as_ref().unwrap().abort_reason.as_deref(),
+        Some("cannot record step 2: the disk is full")
+    );
     let last = last.unwrap();
     assert!(last.is_aborted && !last.is_completed);
     assert_eq!(last.moves.len(), 2);

@@ -16,7 +16,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use gdl_reason::StateMachine;
-use ggp_protocol::{InfoReply, Reply, Request, Start};
+use ggp_protocol::{InfoReply, MAX_CLOCK_SECS, Reply, Request, Start};
 
 use crate::strategy::{Game, Strategy, StrategyFactory, load};
 
@@ -29,6 +29,9 @@ pub struct PlayerConfig {
     /// Time kept back from each clock for the network: the strategy's deadline is the clock
     /// minus this (or a quarter of the clock, if less).
     pub margin: Duration,
+    /// Write a line to standard error for every request: what it was, what was answered, and
+    /// how long it took.
+    pub log: bool,
 }
 
 /// The largest request read (a START carries the rules; the largest corpus game is 0.5 MB).
@@ -76,9 +79,48 @@ fn reply(status: StatusCode, body: String) -> Response {
 }
 
 /// When a strategy must have answered: the clock from `from`, less the margin (or a quarter
-/// of the clock, if less).
+/// of the clock, if less). Clocks are at most [`MAX_CLOCK_SECS`], so the sum is representable.
 fn deadline(from: Instant, clock: Duration, margin: Duration) -> Instant {
-    from + clock.saturating_sub(margin.min(clock / 4))
+    let budget = clock.saturating_sub(margin.min(clock / 4));
+    from.checked_add(budget).unwrap_or(from)
+}
+
+/// A line of the request log on standard error (a closed standard error loses the line, and
+/// nothing else).
+fn log_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A request in a few words for the log: `START m1 as xPlayer`, `PLAY m1`, …
+fn describe(request: &Request) -> String {
+    match request {
+        Request::Start(s) => format!(
+            "START {} as {} ({} s, {} s)",
+            s.match_id, s.role, s.start_clock, s.play_clock
+        ),
+        Request::Play { match_id, moves } => match moves {
+            None => format!("PLAY {match_id} NIL"),
+            Some(m) => format!("PLAY {match_id} ({})", m.join(" ")),
+        },
+        Request::Stop { match_id, .. } => format!("STOP {match_id}"),
+        Request::Abort { match_id } => format!("ABORT {match_id}"),
+        Request::Info => "INFO".into(),
+        Request::Preview { .. } => "PREVIEW".into(),
+    }
+}
+
+/// A reply for the log, shortened.
+fn shorten(text: &str) -> String {
+    let head = text
+        .char_indices()
+        .nth(1000)
+        .map_or(text, |(at, _)| &text[..at]);
+    let one_line: String = head.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(120) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
 }
 
 /// Decodes `%XX` escapes (and `+` as a space) of a GET request's path.
@@ -144,19 +186,38 @@ async fn handle(
             );
         }
     };
+    let received = Instant::now();
     let request = match Request::parse(&message) {
         Ok(request) => request,
         Err(e) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                format!("cannot read the request: {e}"),
-            );
+            let answer = format!("cannot read the request: {e}");
+            if shared.config.log {
+                log_line(format_args!(
+                    "ggp player: `{}` -> 400 {answer}",
+                    shorten(&message)
+                ));
+            }
+            return reply(StatusCode::BAD_REQUEST, answer);
         }
     };
-    match answer(&shared, request).await {
-        Ok(r) => reply(StatusCode::OK, r.to_string()),
-        Err((status, message)) => reply(status, message),
+    let what = shared.config.log.then(|| describe(&request));
+    let (status, body) = match answer(&shared, request).await {
+        Ok(r) => (StatusCode::OK, r.to_string()),
+        Err((status, message)) => (status, message),
+    };
+    if let Some(what) = what {
+        log_line(format_args!(
+            "ggp player: {what} -> {}{} in {} ms",
+            if status == StatusCode::OK {
+                String::new()
+            } else {
+                format!("{} ", status.as_u16())
+            },
+            shorten(&body),
+            received.elapsed().as_millis()
+        ));
     }
+    reply(status, body)
 }
 
 type Answer = Result<Reply, (StatusCode, String)>;
@@ -170,6 +231,16 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
         })),
         Request::Preview { .. } => Ok(Reply::Ready),
         Request::Start(start) => {
+            // A START for a match this player already plays (another role of it, say): as
+            // ggp-base's players do, say so and keep the match it has.
+            if shared
+                .sessions
+                .lock()
+                .expect("not poisoned")
+                .contains_key(&start.match_id)
+            {
+                return Ok(Reply::Busy);
+            }
             let config = shared.config.clone();
             let id = start.match_id.clone();
             let session = blocking(move || begin(&config, start)).await?;
@@ -181,7 +252,12 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
             Ok(Reply::Ready)
         }
         Request::Play { match_id, moves } => {
-            let session = find(shared, &match_id)?;
+            // A PLAY for a match this player does not know (it was restarted, or never got
+            // START): `busy`, as ggp-base's players answer, so that a manager reads it as the
+            // answer it is rather than as a move.
+            let Some(session) = find(shared, &match_id) else {
+                return Ok(Reply::Busy);
+            };
             let margin = shared.config.margin;
             blocking(move || {
                 let mut session = session.lock().expect("not poisoned");
@@ -193,6 +269,13 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
                 }
                 let deadline = deadline(Instant::now(), session.play_clock, margin);
                 let Session { game, strategy, .. } = &mut *session;
+                let state = game.state.clone();
+                if game.machine.is_terminal(&state).unwrap_or(false) {
+                    return Err((
+                        StatusCode::BAD_REQUEST,
+                        "the game is over (its state is terminal): there is no move to make".into(),
+                    ));
+                }
                 let chosen = strategy.select(game, deadline).map_err(|e| {
                     (
                         StatusCode::INTERNAL_SERVER_ERROR,
@@ -250,25 +333,29 @@ async fn blocking<T: Send + 'static>(
     })
 }
 
-fn find(shared: &Shared, match_id: &str) -> Result<Arc<Mutex<Session>>, (StatusCode, String)> {
+fn find(shared: &Shared, match_id: &str) -> Option<Arc<Mutex<Session>>> {
     shared
         .sessions
         .lock()
         .expect("not poisoned")
         .get(match_id)
         .cloned()
-        .ok_or_else(|| {
-            (
-                StatusCode::NOT_FOUND,
-                format!("no match `{match_id}` here (no START for it)"),
-            )
-        })
 }
 
 /// Reads the rules and prepares a session for a START.
 fn begin(config: &PlayerConfig, start: Start) -> Result<Session, (StatusCode, String)> {
     let started = Instant::now();
     let bad = |m: String| (StatusCode::BAD_REQUEST, m);
+    for (name, clock) in [
+        ("start clock", start.start_clock),
+        ("play clock", start.play_clock),
+    ] {
+        if clock > MAX_CLOCK_SECS {
+            return Err(bad(format!(
+                "the {name}, {clock} s, is longer than a day ({MAX_CLOCK_SECS} s), the longest this player accepts"
+            )));
+        }
+    }
     let mut machine =
         load(&start.rules).map_err(|first| bad(format!("cannot play these rules: {first}")))?;
     let role_term = machine

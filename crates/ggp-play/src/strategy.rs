@@ -64,9 +64,10 @@ impl Game {
             .map_err(|e| e.to_string())
     }
 
-    /// A term in canonical text.
+    /// A term as the rules spell it: what is sent to the Game Manager (see
+    /// [`gdl_reason::TermStore::spelled`]).
     pub fn text(&self, term: TermId) -> String {
-        self.machine.terms().text(self.machine.symbols(), term)
+        self.machine.terms().spelled(self.machine.symbols(), term)
     }
 }
 
@@ -118,7 +119,7 @@ impl Strategy for LegalStrategy {
         moves
             .iter()
             .copied()
-            .min_by_key(|&m| game.text(m))
+            .min_by_key(|&m| game.machine.terms().text(game.machine.symbols(), m))
             .ok_or_else(|| "no legal move".to_string())
     }
 }

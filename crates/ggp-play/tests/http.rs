@@ -74,6 +74,7 @@ fn config(name: &str) -> PlayerConfig {
         name: name.into(),
         factory: StrategyKind::Legal.factory(1),
         margin: Duration::from_millis(500),
+        log: false,
     }
 }
 
@@ -101,10 +102,9 @@ fn a_whole_match_of_tictactoe() {
         post(addr, "(STOP m.1 ((play 1 2) wait))"),
         (200, "DONE".into())
     );
-    // The match is over: the player no longer knows it.
-    let (status, body) = post(addr, "(PLAY m.1 NIL)");
-    assert_eq!(status, 404, "{body}");
-    assert!(body.contains("no match `m.1`"), "{body}");
+    // The match is over: the player no longer knows it, and says it is busy, as ggp-base's
+    // players do (a manager reads that as the answer it is, not as a move).
+    assert_eq!(post(addr, "(PLAY m.1 NIL)"), (200, "BUSY".into()));
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn replies_have_the_protocol_headers_and_get_and_options_work() {
         (200, "((name p) (status available))")
     );
     let (status, _, body) = send(player.addr, "GET", "/?(PLAY%20unknown%20NIL)", "");
-    assert_eq!(status, 404, "{body}");
+    assert_eq!((status, body.as_str()), (200, "BUSY"));
     let (status, head, _) = send(player.addr, "OPTIONS", "/", "");
     assert_eq!(status, 200);
     assert!(
@@ -172,6 +172,7 @@ fn info_is_answered_while_the_player_thinks() {
         name: "slow".into(),
         factory: Arc::new(|| Box::new(Slow) as Box<dyn Strategy>),
         margin: Duration::from_millis(100),
+        log: false,
     });
     let addr = player.addr;
     let start = format!("(START m x ({TICTACTOE}) 10 5)");
@@ -185,4 +186,87 @@ fn info_is_answered_while_the_player_thinks() {
         "INFO waited for the move"
     );
     assert_eq!(thinking.join().unwrap().0, 200);
+}
+
+/// Sends raw bytes as a POST body; returns the status code.
+fn post_bytes(addr: SocketAddr, body: &[u8]) -> u16 {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let head = format!(
+        "POST / HTTP/1.0\r\nContent-type: text/acl\r\nContent-length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response);
+    response.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// S-expressions shaped like requests, with any atoms: commands, ids, numbers of any size.
+fn request_like() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let atom = prop_oneof![
+        Just("START".to_string()),
+        Just("PLAY".to_string()),
+        Just("STOP".to_string()),
+        Just("ABORT".to_string()),
+        Just("INFO".to_string()),
+        Just("PREVIEW".to_string()),
+        Just("NIL".to_string()),
+        Just("18446744073709551615".to_string()),
+        Just("99999999999999999999999".to_string()),
+        Just("-1".to_string()),
+        Just("x".to_string()),
+        Just("m1".to_string()),
+        "[a-zA-Z0-9?._]{1,6}",
+    ];
+    let leaf = atom.prop_map(|a| a.to_string());
+    leaf.prop_recursive(4, 40, 6, |inner| {
+        prop::collection::vec(inner, 0..7).prop_map(|items| format!("({})", items.join(" ")))
+    })
+}
+
+#[test]
+fn any_request_gets_an_answer_and_the_player_goes_on() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let player = start_player(config("fuzzed"));
+    let addr = player.addr;
+    // Deterministic, so that a failure here fails the same way again.
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 300,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
+    let bytes = prop::collection::vec(any::<u8>(), 0..300);
+    runner
+        .run(&bytes, |body| {
+            let status = post_bytes(addr, &body);
+            prop_assert!(status == 200 || status == 400, "{status}");
+            Ok(())
+        })
+        .unwrap();
+    // A match under way, so that PLAY, STOP and ABORT for `m1` reach one (until one of them
+    // ends it).
+    assert_eq!(
+        post(addr, &format!("(START m1 x ({TICTACTOE}) 10 5)")),
+        (200, "READY".into())
+    );
+    runner
+        .run(&request_like(), |request| {
+            let status = post_bytes(addr, request.as_bytes());
+            prop_assert!(status == 200 || status == 400, "{status} for {request}");
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        post(addr, "(INFO)"),
+        (200, "((name fuzzed) (status available))".into())
+    );
 }

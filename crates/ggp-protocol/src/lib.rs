@@ -10,3 +10,66 @@
 mod message;
 
 pub use message::{InfoReply, ProtocolError, Reply, Request, Start, move_candidates};
+
+/// The longest clock, in seconds, that `ggp`'s Game Manager sends and its player accepts: a day.
+/// The protocol itself sets no limit, but a longer clock is a mistake (a typo, an overflow), and
+/// deadlines computed from it could not be represented.
+pub const MAX_CLOCK_SECS: u64 = 24 * 60 * 60;
+
+/// The longest match id, in bytes.
+pub const MAX_MATCH_ID_LEN: usize = 200;
+
+/// Checks that `id` can be sent as a match id: one atom that every player's reader takes as one
+/// symbol — ASCII letters, digits and `. _ - + : @ /`, at most [`MAX_MATCH_ID_LEN`] bytes, not
+/// empty. (Spaces, parentheses, `;`, quotes or a newline would break the message around it; a
+/// leading `?` would read as a variable.)
+pub fn check_match_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("a match id cannot be empty".into());
+    }
+    if id.len() > MAX_MATCH_ID_LEN {
+        return Err(format!(
+            "a match id has at most {MAX_MATCH_ID_LEN} characters; this one has {}",
+            id.len()
+        ));
+    }
+    if let Some(c) = id.chars().find(|&c| {
+        !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | ':' | '@' | '/'))
+    }) {
+        return Err(format!(
+            "the match id `{}` contains {}: a match id is made of ASCII letters, digits and `. _ - + : @ /`",
+            id.escape_debug(),
+            match c {
+                ' ' => "a space".to_string(),
+                '\n' => "a line break".to_string(),
+                c if c.is_control() => format!("the control character {:?}", c),
+                c => format!("`{c}`"),
+            }
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_match_id;
+
+    #[test]
+    fn match_ids_are_single_atoms() {
+        for ok in [
+            "ggp.tictactoe.1795394394985",
+            "Base.ticTacToe.1",
+            "a",
+            "x-1_2+3:4@5/6",
+        ] {
+            assert_eq!(check_match_id(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "", "a b", "x)(y", "a\nb", "a;b", "?x", "\"q\"", "é", "a\tb", "|a|",
+        ] {
+            assert!(check_match_id(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert!(check_match_id(&"a".repeat(201)).is_err());
+        assert!(check_match_id("a b").unwrap_err().contains("a space"));
+    }
+}

@@ -324,4 +324,17 @@ proptest! {
         let _ = InfoReply::parse(&text);
         let _ = move_candidates(&text);
     }
+
+    /// The manager reads any reply to any request without a panic: a reply it can use, or an
+    /// error that says what was expected and where.
+    #[test]
+    fn any_reply_is_judged(r in request(), text in prop_oneof!["\\PC{0,80}", term(), "[()a-zA-Z ;?\n]{0,40}"]) {
+        match Reply::parse_for(&r, &text) {
+            Ok(_) => {}
+            Err(e) => {
+                prop_assert!(!e.message.is_empty());
+                prop_assert!(e.offset <= text.len());
+            }
+        }
+    }
 }

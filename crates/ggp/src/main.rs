@@ -3,6 +3,8 @@
 
 mod cmd;
 mod input;
+mod out;
+mod progress;
 mod report;
 
 use std::process::ExitCode;
@@ -37,6 +39,10 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page, or write every page into a directory (`--dir`).
+    Man(cmd::completions::ManArgs),
 }
 
 /// Exit status: the command succeeded.
@@ -45,6 +51,12 @@ pub const SUCCESS: u8 = 0;
 pub const INPUT_ERRORS: u8 = 1;
 /// Exit status: bad usage, or a file could not be read or written.
 pub const USAGE_OR_IO: u8 = 2;
+/// Exit status: interrupted by Ctrl-C (128 + SIGINT, as a shell reports it); a match in progress
+/// is recorded as aborted and its players are sent ABORT.
+pub const INTERRUPTED: u8 = 130;
+/// Exit status of `ggp match` when its standard output was closed by its reader (128 + SIGPIPE,
+/// as a shell reports it); the match is aborted cleanly, as for Ctrl-C.
+pub const OUTPUT_CLOSED: u8 = 141;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -58,6 +70,83 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Completions(args) => cmd::completions::completions(args),
+        Command::Man(args) => cmd::completions::man(args),
     };
     ExitCode::from(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    /// Numbers as people (and typos, and overflows) write them.
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|n| n.to_string()),
+            Just("1e300".to_string()),
+            Just("99999999999999999999999999".to_string()),
+            Just("NaN".to_string()),
+            Just("inf".to_string()),
+            Just("-0".to_string()),
+            Just("".to_string()),
+            "\\PC{0,12}",
+        ]
+    }
+
+    fn url() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (
+                "(http|HTTP|https|ftp)?(://)?",
+                "[a-z0-9.\\[\\]:@ -]{0,20}",
+                number()
+            )
+                .prop_map(|(s, h, p)| format!("{s}{h}:{p}")),
+            "\\PC{0,30}",
+            Just("random".to_string()),
+            Just("legal".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Whatever numbers, ids and URLs are given, the command line is read or refused with
+        /// a message: never a panic.
+        #[test]
+        fn the_command_line_never_panics(
+            clock in number(), seconds in number(), id in "\\PC{0,20}", player in url(),
+            count in number(),
+        ) {
+            let commands: Vec<Vec<String>> = vec![
+                vec!["match".into(), "g.kif".into(), "--player".into(), player.clone(),
+                     "--playclock".into(), clock.clone(), "--startclock".into(), clock.clone(),
+                     "--id".into(), id.clone(), "--grace-ms".into(), count.clone(),
+                     "--max-steps".into(), count.clone()],
+                vec!["bench".into(), "g.kif".into(), "--seconds".into(), seconds.clone(),
+                     "--threads".into(), count.clone(), "--max-moves".into(), count.clone(),
+                     "--state-timeout".into(), seconds.clone()],
+                vec!["replay".into(), "g.kif".into(), "--random".into(), count.clone(),
+                     "--state-timeout".into(), seconds.clone(), "--max-facts".into(), count.clone()],
+                vec!["player".into(), "--port".into(), count.clone(), "--margin-ms".into(), clock.clone()],
+                vec!["check".into(), "g.kif".into(), "--ignore".into(), id.clone(),
+                     "--max-per-code".into(), count.clone()],
+            ];
+            for args in commands {
+                let argv = std::iter::once("ggp".to_string()).chain(args);
+                if let Err(e) = Cli::try_parse_from(argv) {
+                    prop_assert!(!e.to_string().is_empty());
+                }
+            }
+            // What was accepted can be contacted: it reads as a URL again.
+            if let Ok(ggp_match::PlayerSpec::Url(u)) = ggp_match::PlayerSpec::parse(&player) {
+                prop_assert!(ggp_match::PlayerUrl::parse(&u).is_ok());
+            }
+        }
+    }
 }

@@ -60,17 +60,45 @@ pub fn to_json(file: &SourceFile, d: &Diagnostic) -> serde_json::Value {
     })
 }
 
+/// Diagnostics of one code printed for each file by default; the rest are counted.
+pub const DEFAULT_MAX_PER_CODE: usize = 100;
+
 /// Where diagnostics go and in which form.
 pub struct Reporter {
     pub format: Format,
     /// Diagnostics to standard error (for commands whose standard output is a program text).
     pub to_stderr: bool,
+    /// At most this many diagnostics of each code are printed for a file; the others are
+    /// counted in one line per code (`0`: print them all). 100 KB of random bytes has tens of
+    /// thousands of diagnostics, nearly all the same; nobody reads past the first few.
+    pub max_per_code: usize,
 }
 
 impl Reporter {
-    pub fn emit(&self, file: &SourceFile, diagnostics: &[Diagnostic]) {
+    /// A reporter that prints every diagnostic.
+    pub fn new(format: Format, to_stderr: bool) -> Reporter {
+        Reporter {
+            format,
+            to_stderr,
+            max_per_code: DEFAULT_MAX_PER_CODE,
+        }
+    }
+
+    /// Prints `diagnostics` (in order), at most [`Reporter::max_per_code`] of each code, then
+    /// a line per code whose diagnostics were not all printed: in JSON,
+    /// `{"omitted": {"file", "code", "count"}}`. Returns an error only when the output (standard
+    /// output) was closed or failed.
+    pub fn emit(&self, file: &SourceFile, diagnostics: &[Diagnostic]) -> std::io::Result<()> {
         let mut text = String::new();
+        let mut printed: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut omitted: std::collections::BTreeMap<&str, usize> = Default::default();
         for d in diagnostics {
+            let count = printed.entry(d.code).or_default();
+            if self.max_per_code > 0 && *count >= self.max_per_code {
+                *omitted.entry(d.code).or_default() += 1;
+                continue;
+            }
+            *count += 1;
             match self.format {
                 Format::Json => {
                     text.push_str(&to_json(file, d).to_string());
@@ -82,12 +110,45 @@ impl Reporter {
                 }
             }
         }
-        self.write(&text);
+        for (code, count) in omitted {
+            match self.format {
+                Format::Json => {
+                    text.push_str(
+                        &json!({"omitted": {"file": file.name, "code": code, "count": count}})
+                            .to_string(),
+                    );
+                    text.push('\n');
+                }
+                Format::Human => text.push_str(&format!(
+                    "note: {}: {count} more {code} diagnostic{} not shown (at most {} of each code are; `--max-per-code 0` shows all)\n\n",
+                    file.name,
+                    if count == 1 { "" } else { "s" },
+                    self.max_per_code
+                )),
+            }
+        }
+        self.write(&text)
     }
 
-    /// A plain message (an I/O error, a summary), on standard error in every format.
+    /// A message that is not a diagnostic of the file (an I/O error, a summary): on standard
+    /// error, as text or, with `--format json`, as `{"severity": "error", "message": …}`, so
+    /// that the stream stays JSON Lines.
     pub fn message(&self, message: &str) {
-        eprintln!("{message}");
+        self.plain("error", message);
+    }
+
+    /// A note (the engine that runs, say): as [`Reporter::message`], with severity `info`.
+    pub fn note(&self, message: &str) {
+        self.plain("info", message);
+    }
+
+    fn plain(&self, severity: &str, message: &str) {
+        match self.format {
+            Format::Human => crate::out::eprint_line(message),
+            Format::Json => crate::out::eprint_line(
+                &json!({"severity": severity, "message": message}).to_string(),
+            ),
+        }
     }
 
     /// Whether to colour text output (a terminal, and no `NO_COLOR`).
@@ -100,12 +161,13 @@ impl Reporter {
             }
     }
 
-    fn write(&self, text: &str) {
-        // A closed pipe (`ggp check … | head`) is not an error worth a panic.
-        let _ = if self.to_stderr {
-            std::io::stderr().lock().write_all(text.as_bytes())
+    fn write(&self, text: &str) -> std::io::Result<()> {
+        if self.to_stderr {
+            // Nowhere to report a failure to write standard error.
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+            Ok(())
         } else {
-            std::io::stdout().lock().write_all(text.as_bytes())
-        };
+            crate::out::print(text)
+        }
     }
 }

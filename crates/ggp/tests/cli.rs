@@ -1,36 +1,16 @@
 //! The `ggp` binary end to end: exit codes, output formats and error messages of its commands
 //! on the project's own games.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// The `ggp` binary, run in the workspace, with its data directory (where the match database
-/// lives by default) under the target directory.
-fn ggp_command(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ggp"));
-    command
-        .args(args)
-        .current_dir(workspace())
-        .env("XDG_DATA_HOME", data_home());
-    command
-}
-
-fn ggp(args: &[&str]) -> Output {
-    ggp_command(args).output().expect("run ggp")
-}
-
-fn data_home() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/data")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{
+    array_len, data_home, export, ggp, ggp_command, spawn_player, stalling_player, temp_db,
+    temp_file, text,
+};
 
 /// `ggp replay` of the shipped tic-tac-toe with a moves file.
 fn replay_moves(moves: &Path, extra: &[&str]) -> Output {
@@ -42,15 +22,6 @@ fn replay_moves(moves: &Path, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     ggp(&args)
-}
-
-/// A file under the target directory for one test.
-fn temp_file(name: &str, contents: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
 }
 
 #[test]
@@ -361,7 +332,8 @@ fn a_demo_match_between_built_in_players() {
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(exported, record, "the database and the JSON file agree");
     let out = ggp(&["match", "games/tictactoe.kif", "--player", "random"]);
-    assert_eq!(out.status.code(), Some(1));
+    // Players that do not fit the game's roles are a usage error.
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("the game has 2 roles (x, o), but 1 player was given"),
         "{}",
@@ -376,55 +348,6 @@ fn a_demo_match_between_built_in_players() {
         "random",
     ]);
     assert_eq!(out.status.code(), Some(2));
-}
-
-/// A database path for one test, with no file left from an earlier run.
-fn temp_db(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/db");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
-}
-
-/// Starts `ggp player` on a free port; returns the process and its URL.
-fn spawn_player(strategy: &str) -> (std::process::Child, String) {
-    use std::io::BufRead;
-    let mut child = ggp_command(&[
-        "player",
-        "--port",
-        "0",
-        "--host",
-        "127.0.0.1",
-        "--strategy",
-        strategy,
-    ])
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let address = line
-        .split("listening on ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    (child, format!("http://{address}"))
-}
-
-/// `ggp matches export ID --db FILE`, parsed.
-fn export(db: &Path, id: &str) -> serde_json::Value {
-    let out = ggp(&["matches", "export", id, "--db", db.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn array_len(value: &serde_json::Value) -> usize {
-    value.as_array().unwrap().len()
 }
 
 #[test]
@@ -506,73 +429,6 @@ fn a_match_between_two_ggp_player_processes() {
     assert!(shown.contains("status   finished\n"), "{shown}");
     assert!(shown.contains(&format!("steps    {moves}\n")), "{shown}");
     assert!(shown.contains(&x_url) && shown.contains(&o_url), "{shown}");
-}
-
-/// A player for the tests that interrupt `ggp match`: READY to START, `wait` to the first
-/// `quick` PLAYs, no answer to any later PLAY, ABORTED to ABORT. Every request's body is sent
-/// down the channel as it arrives.
-fn stalling_player(quick: usize) -> (String, std::sync::mpsc::Receiver<String>) {
-    use std::io::{Read, Write};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    let tx = Arc::new(Mutex::new(tx));
-    let plays = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let (tx, plays) = (tx.clone(), plays.clone());
-            std::thread::spawn(move || {
-                let mut data = Vec::new();
-                let mut buf = [0u8; 8192];
-                let body = loop {
-                    let Ok(n) = stream.read(&mut buf) else { return };
-                    if n == 0 {
-                        return;
-                    }
-                    data.extend_from_slice(&buf[..n]);
-                    let received = String::from_utf8_lossy(&data).into_owned();
-                    if let Some((head, body)) = received.split_once("\r\n\r\n") {
-                        let length: usize = head
-                            .lines()
-                            .find_map(|l| {
-                                l.to_ascii_lowercase()
-                                    .strip_prefix("content-length:")
-                                    .map(|v| v.trim().parse().unwrap())
-                            })
-                            .unwrap_or(0);
-                        if body.len() >= length {
-                            break body.to_string();
-                        }
-                    }
-                };
-                let reply = if body.starts_with("(START") {
-                    Some("READY")
-                } else if body.starts_with("(PLAY") {
-                    (plays.fetch_add(1, Ordering::SeqCst) < quick).then_some("wait")
-                } else if body.starts_with("(ABORT") {
-                    Some("ABORTED")
-                } else {
-                    Some("DONE")
-                };
-                let _ = tx.lock().unwrap().send(body);
-                match reply {
-                    Some(reply) => {
-                        let _ = write!(
-                            stream,
-                            "HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\nContent-Length: {}\r\n\r\n{reply}",
-                            reply.len()
-                        );
-                    }
-                    // Hold the connection open, unanswered, until the test process ends.
-                    None => std::thread::sleep(Duration::from_secs(600)),
-                }
-            });
-        }
-    });
-    (url, rx)
 }
 
 /// Starts `ggp match` against a stalling player (x) and the built-in legal player (o), and
@@ -674,7 +530,8 @@ fn ctrl_c_sends_abort_and_records_the_match_as_aborted() {
         .unwrap();
     assert!(interrupted.success());
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
+    // 130: interrupted (128 + SIGINT), not 1, which says the input has errors.
+    assert_eq!(status.code(), Some(130));
     let abort = requests
         .recv_timeout(Duration::from_secs(60))
         .expect("an ABORT");
@@ -682,6 +539,7 @@ fn ctrl_c_sends_abort_and_records_the_match_as_aborted() {
     let record = export(&db, "interrupted");
     assert_eq!(record["isAborted"], true);
     assert_eq!(record["isCompleted"], false);
+    assert_eq!(record["abortReason"], "the match was stopped: Ctrl-C");
     assert_eq!(recorded_moves(&record), moves_of(&plays));
     let out = ggp(&[
         "matches",

@@ -319,3 +319,93 @@ fn connect_four_and_breakthrough_show_no_violation_in_a_search() {
         );
     }
 }
+
+#[test]
+fn huge_numbers_are_refused_with_a_message() {
+    for (args, expected) in [
+        (&["--seconds", "1e300"][..], "more than a day"),
+        (
+            &["--max-states", "99999999999999999999"],
+            "not a whole number",
+        ),
+        (&["--max-states", "4294967295"], "the most supported"),
+        (&["--playouts", "-1"], "unexpected argument"),
+    ] {
+        let mut all = vec!["validate", "games/tictactoe.kif"];
+        all.extend_from_slice(args);
+        let out = ggp(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(expected),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn validation_stops_quietly_when_its_output_closes() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ggp"))
+        .args(["validate", "games/tictactoe.kif", "games/tictactoe.kif"])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn with_format_json_the_notes_are_json_too() {
+    let dir = temp_dir("fallback");
+    let game = dir.join("fallback.kif");
+    // A fact with variables: the fast engine refuses it, the reference engine plays it.
+    std::fs::write(
+        &game,
+        "(role r) (same ?x ?x) (init (at a)) (<= (legal r (go ?y)) (true (at ?x)) (same ?x ?y))
+         (<= (next (at ?y)) (does r (go ?y))) (<= terminal (true (at a)))
+         (<= (goal r 100) (true (at a)))",
+    )
+    .unwrap();
+    let out = ggp(&["validate", game.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let notes: Vec<Value> = text(&out.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        notes.iter().any(|n| n["severity"] == "info"
+            && n["message"]
+                .as_str()
+                .unwrap()
+                .contains("fast engine cannot compile")),
+        "{notes:?}"
+    );
+    let (_, summary) = json_lines(&out);
+    assert_eq!(summary["engine"], "reference");
+    assert_eq!(summary["states"], 1);
+    assert_eq!(summary["exhaustive"], true);
+}
+
+#[test]
+fn a_counterexample_directory_that_cannot_be_made_is_refused_before_any_work() {
+    let dir = temp_dir("not-a-dir");
+    let file = dir.join("file");
+    std::fs::write(&file, "").unwrap();
+    let out = ggp(&[
+        "validate",
+        STUCK,
+        "--counterexamples",
+        file.join("sub").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("cannot create"));
+}

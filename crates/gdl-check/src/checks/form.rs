@@ -5,12 +5,12 @@ use gdl_syntax::ast::{Keyword, eq_ignore_case};
 use gdl_syntax::diagnostic::{Applicability, Edit, Fix};
 use gdl_syntax::{Diagnostic, Item, Literal, Sentence, Term};
 
-use super::Context;
+use super::ItemsContext;
 use super::walk::{Place, Visitor, walk};
 use crate::codes;
 use crate::program::Reserved;
 
-pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+pub fn check(cx: &ItemsContext<'_, '_>, out: &mut Vec<Diagnostic>) {
     let mut visitor = FormVisitor {
         out,
         in_sees: false,

@@ -1,42 +1,78 @@
 //! Names: the same name with different arities, as a relation and as a function, or with
 //! different capitalisation.
 
-use gdl_syntax::{Diagnostic, Name, Sentence, Span, Term};
-use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+use std::hash::BuildHasher;
 
-use super::Context;
+use gdl_syntax::{Diagnostic, Name, Sentence, Span, Term};
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use smallvec::SmallVec;
+
+use super::ItemsContext;
 use super::walk::{Place, Visitor, walk};
 use crate::codes;
 use crate::program::Reserved;
 
-#[derive(Default)]
-struct Uses {
-    /// (arity, first place) for each arity seen, in order of first use.
-    relation: Vec<(usize, Span)>,
-    function: Vec<(usize, Span)>,
-    /// (spelling, first place) for each spelling seen.
-    spellings: Vec<(String, Span)>,
+/// A name in lower case, borrowed from the text unless it has upper-case letters.
+fn folded(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
+/// How a name is used. Most names have one arity and one spelling: those are kept inline, so
+/// that a description of millions of facts costs no allocation per name.
 #[derive(Default)]
-struct NameVisitor {
-    uses: FxHashMap<String, Uses>,
-    order: Vec<String>,
+struct Uses<'a> {
+    /// (arity, first place) for each arity seen, in order of first use.
+    relation: SmallVec<[(usize, Span); 1]>,
+    function: SmallVec<[(usize, Span); 1]>,
+    /// (spelling, first place) for each spelling seen.
+    spellings: Spellings<'a>,
+}
+
+/// The spellings of a name, each with its first place.
+type Spellings<'a> = SmallVec<[(&'a str, Span); 1]>;
+
+#[derive(Default)]
+struct NameVisitor<'a> {
+    /// Every name (folded) with its uses, in order of first use.
+    names: Vec<(Cow<'a, str>, Uses<'a>)>,
+    /// Indices into `names`, by folded name.
+    index: HashTable<u32>,
+    hasher: FxBuildHasher,
     /// Spellings of variables in the current item.
     item: usize,
-    variables: FxHashMap<String, Vec<(String, Span)>>,
-    variable_clashes: Vec<(String, Span, String, Span)>,
+    variables: FxHashMap<Cow<'a, str>, Spellings<'a>>,
+    variable_clashes: Vec<(&'a str, Span, &'a str, Span)>,
 }
 
-impl NameVisitor {
-    fn entry(&mut self, name: &Name<'_>) -> &mut Uses {
-        let key = name.text.to_ascii_lowercase();
-        if !self.uses.contains_key(&key) {
-            self.order.push(key.clone());
-        }
-        let uses = self.uses.entry(key).or_default();
-        if !uses.spellings.iter().any(|(s, _)| s == name.text) {
-            uses.spellings.push((name.text.to_string(), name.span));
+impl<'a> NameVisitor<'a> {
+    fn entry(&mut self, name: &Name<'a>) -> &mut Uses<'a> {
+        let key = folded(name.text);
+        let hash = self.hasher.hash_one(&*key);
+        let names = &self.names;
+        let at = match self
+            .index
+            .find(hash, |&i| names[i as usize].0 == key)
+            .copied()
+        {
+            Some(at) => at as usize,
+            None => {
+                let at = self.names.len();
+                self.names.push((key, Uses::default()));
+                let (names, hasher) = (&self.names, &self.hasher);
+                self.index
+                    .insert_unique(hash, at as u32, |&i| hasher.hash_one(&*names[i as usize].0));
+                at
+            }
+        };
+        let uses = &mut self.names[at].1;
+        if !uses.spellings.iter().any(|(s, _)| *s == name.text) {
+            uses.spellings.push((name.text, name.span));
         }
         uses
     }
@@ -49,7 +85,7 @@ impl NameVisitor {
     }
 }
 
-impl<'a> Visitor<'a> for NameVisitor {
+impl<'a> Visitor<'a> for NameVisitor<'a> {
     fn sentence(&mut self, sentence: &Sentence<'a>, _place: Place, item: usize) {
         self.enter_item(item);
         if sentence.name.variable {
@@ -67,22 +103,21 @@ impl<'a> Visitor<'a> for NameVisitor {
         self.enter_item(item);
         match term {
             Term::Variable(name) => {
-                let key = name.text.to_ascii_lowercase();
-                let spellings = self.variables.entry(key).or_default();
-                if let Some((first, first_span)) = spellings.first()
-                    && !spellings.iter().any(|(s, _)| s == name.text)
+                let spellings = self.variables.entry(folded(name.text)).or_default();
+                if let Some(&(first, first_span)) = spellings.first()
+                    && !spellings.iter().any(|(s, _)| *s == name.text)
                 {
-                    self.variable_clashes.push((
-                        first.clone(),
-                        *first_span,
-                        name.text.to_string(),
-                        name.span,
-                    ));
+                    self.variable_clashes
+                        .push((first, first_span, name.text, name.span));
                 }
-                if !spellings.iter().any(|(s, _)| s == name.text) {
-                    spellings.push((name.text.to_string(), name.span));
+                if !spellings.iter().any(|(s, _)| *s == name.text) {
+                    spellings.push((name.text, name.span));
                 }
             }
+            // A constant only matters here for its spellings: one without letters (a number)
+            // has one spelling, and a description of millions of numbers needs no entry for
+            // each.
+            Term::Constant(name) if !name.text.bytes().any(|b| b.is_ascii_alphabetic()) => {}
             Term::Constant(name) => {
                 self.entry(name);
             }
@@ -101,14 +136,13 @@ impl<'a> Visitor<'a> for NameVisitor {
     }
 }
 
-pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+pub fn check(cx: &ItemsContext<'_, '_>, out: &mut Vec<Diagnostic>) {
     let mut visitor = NameVisitor {
         item: usize::MAX,
         ..NameVisitor::default()
     };
     walk(cx.description, &mut visitor);
-    for key in &visitor.order {
-        let uses = &visitor.uses[key];
+    for (key, uses) in &visitor.names {
         let reserved = Reserved::of_name(key).is_some();
         for (kind, arities) in [("relation", &uses.relation), ("function", &uses.function)] {
             if arities.len() > 1 && !(reserved && kind == "relation") {
@@ -145,9 +179,8 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
                 .with_help("this often means a missing `(true …)` around a fluent"),
             );
         }
-        if uses.spellings.len() > 1 {
-            let (first, first_span) = &uses.spellings[0];
-            for (spelling, span) in &uses.spellings[1..] {
+        if let [(first, first_span), rest @ ..] = uses.spellings.as_slice() {
+            for (spelling, span) in rest {
                 out.push(case_warning("name", first, *first_span, spelling, *span));
             }
         }

@@ -218,7 +218,7 @@ impl FastMachine {
                 .iter()
                 .filter(|r| r.head.rel == role && r.body.is_empty())
             {
-                if let [term] = rule.head.args.as_slice()
+                if let [term] = &rule.head.args[..]
                     && let Some(id) = ground_term(&mut store, term)
                     && !roles.contains(&id)
                 {
@@ -408,10 +408,10 @@ impl FastMachine {
                 found = Some(g);
             }
         }
-        let role_name = self.store.text(&self.symbols, self.roles[role]);
+        let role_name = self.store.spelled(&self.symbols, self.roles[role]);
         match (count, found) {
             (1, Some(g)) => g.number.ok_or_else(|| {
-                Fault::NotANumber(&self.store.text(&self.symbols, g.value)).error(&role_name)
+                Fault::NotANumber(&self.store.spelled(&self.symbols, g.value)).error(&role_name)
             }),
             (0, _) => Err(Fault::NoGoal.error(&role_name)),
             (n, _) => Err(Fault::ManyGoals(n).error(&role_name)),
@@ -484,8 +484,8 @@ impl StateMachine for FastMachine {
                     self.joint = ids;
                     return Err(ReasonError::BadRequest(format!(
                         "`{}` is never a legal move for `{}`",
-                        self.store.text(&self.symbols, m),
-                        self.store.text(&self.symbols, self.roles[role])
+                        self.store.spelled(&self.symbols, m),
+                        self.store.spelled(&self.symbols, self.roles[role])
                     )));
                 }
             }
@@ -573,7 +573,7 @@ impl StateMachine for FastMachine {
             }
             if let Some(role) = stuck {
                 break Err(
-                    Fault::NoLegalMove.error(&self.store.text(&self.symbols, self.roles[role]))
+                    Fault::NoLegalMove.error(&self.store.spelled(&self.symbols, self.roles[role]))
                 );
             }
             self.rt.set_moves(&ids);
@@ -672,12 +672,14 @@ impl FastMachine {
         lanes
             .run(&state.0, until, max_steps, rng, record, failed)
             .map_err(|LaneError { role, kind, .. }| {
-                let name = self.store.text(&self.symbols, self.roles[role]);
+                let name = self.store.spelled(&self.symbols, self.roles[role]);
                 let value;
                 match kind {
                     LaneErrorKind::NoLegalMove => Fault::NoLegalMove,
                     LaneErrorKind::BadGoal { goal } => {
-                        value = self.store.text(&self.symbols, self.goals[role][goal].value);
+                        value = self
+                            .store
+                            .spelled(&self.symbols, self.goals[role][goal].value);
                         Fault::NotANumber(&value)
                     }
                     LaneErrorKind::NoGoal => Fault::NoGoal,

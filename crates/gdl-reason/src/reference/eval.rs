@@ -206,6 +206,9 @@ pub(crate) struct Evaluator {
     /// The names the store's terms are built from (the game's, and any read since).
     pub symbols: Symbols,
     pub limits: Limits,
+    /// A deadline for every question, beside the time allowed each one (a batch of playouts
+    /// that must end at a given time: a question still running then is cut short).
+    pub until: Option<Instant>,
     deadline: Option<Instant>,
     steps: u64,
     layers: [Layer; 3],
@@ -239,6 +242,7 @@ impl Evaluator {
             store,
             symbols,
             limits,
+            until: None,
             deadline: None,
             steps: 0,
             layers: Default::default(),
@@ -250,9 +254,13 @@ impl Evaluator {
         }
     }
 
-    /// Starts a question: the time budget runs from now.
+    /// Starts a question: the time budget runs from now (and ends at `until` at the latest).
     pub fn start(&mut self) {
-        self.deadline = self.limits.time.map(|t| Instant::now() + t);
+        let own = self.limits.time.and_then(|t| Instant::now().checked_add(t));
+        self.deadline = match (own, self.until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Forgets the tables of a layer and those above it.
@@ -514,7 +522,7 @@ impl Evaluator {
                 break match undefined {
                     Some(atom) => Err(ReasonError::Evaluation(format!(
                         "`{}` depends on its own negation in this state, so it has no truth value",
-                        self.store.text(&self.symbols, atom)
+                        self.store.spelled(&self.symbols, atom)
                     ))),
                     None => Ok(()),
                 };

@@ -19,12 +19,13 @@ use std::sync::Arc;
 
 use gdl_check::{Checked, RelId, Reserved, Symbols};
 use gdl_syntax::Diagnostic;
+use rand::Rng;
 use rustc_hash::FxHashMap;
 
 use self::compile::{Compiled, compile, tuple};
 pub use self::eval::Limits;
 use self::eval::{Ctx, Evaluator, Inputs, MOVES, STATE};
-use crate::machine::{ReasonError, Result, RoleIndex, StateMachine};
+use crate::machine::{Batch, ReasonError, Result, RoleIndex, StateMachine, Until};
 use crate::terms::{TermId, TermStore};
 
 /// A state: the fluents true in it, sorted by id.
@@ -111,7 +112,7 @@ impl ReferenceMachine {
                 .iter()
                 .filter(|r| r.head.rel == role && r.body.is_empty())
             {
-                if let [term] = rule.head.args.as_slice()
+                if let [term] = &rule.head.args[..]
                     && term.is_ground()
                 {
                     let text = program.term_text(rule, term);
@@ -297,6 +298,23 @@ impl StateMachine for ReferenceMachine {
             return Ok(None);
         };
         self.ask(|m| Ok(Some(m.state_of(base)?.fluents().to_vec())))
+    }
+
+    /// One playout at a time; with a deadline, every question is cut short at it, so that a
+    /// game whose single step takes long (millions of legal moves) still ends the batch on time.
+    fn playouts(
+        &mut self,
+        state: &ReferenceState,
+        until: Until,
+        max_steps: usize,
+        rng: &mut impl Rng,
+    ) -> Result<Batch> {
+        if let Until::Deadline(t) = until {
+            self.eval.until = Some(t);
+        }
+        let batch = crate::machine::sequential_playouts(self, state, until, max_steps, rng);
+        self.eval.until = None;
+        batch
     }
 
     fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>> {

@@ -10,9 +10,12 @@ use gdl_reason::{Machine, StateMachine, Until};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use crate::cmd::{Engine, build_machine, positive_seconds};
+use crate::cmd::{Engine, build_machine, count_up_to, positive_seconds};
 use crate::report::{Format, Reporter};
-use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input, out};
+
+/// The most threads `--threads` takes.
+const MAX_THREADS: usize = 1024;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,7 +28,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "fast")]
     engine: Engine,
     /// Independent playouts on this many threads, each with its own reasoner.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = count_up_to(MAX_THREADS))]
     threads: usize,
     /// Seed of the random moves (thread `k` uses `seed + k`).
     #[arg(long, default_value_t = 1)]
@@ -34,7 +37,7 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     state_timeout: f64,
     /// A playout that reaches this many moves without a terminal state is cut (and not counted).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = count_up_to(usize::MAX))]
     max_moves: usize,
     /// One playout at a time (the fast engine otherwise runs 512 side by side, a bit each, as
     /// a player's rollouts can).
@@ -45,6 +48,8 @@ pub struct Args {
 #[derive(Default)]
 struct Tally {
     rollouts: u64,
+    /// Playouts cut at `--max-moves`.
+    cut: u64,
     state_changes: u64,
     /// Moves of the finished playouts.
     finished_moves: u64,
@@ -72,6 +77,7 @@ fn run_playouts(
     // Playouts cut at `max_moves` are not counted.
     Ok(Tally {
         rollouts: batch.finished,
+        cut: batch.cut,
         state_changes: batch.steps,
         finished_moves: batch.finished_steps,
         elapsed: begin.elapsed(),
@@ -87,17 +93,11 @@ fn peak_memory_mib() -> Option<f64> {
 }
 
 pub fn run(args: Args) -> u8 {
-    let reporter = Reporter {
-        format: Format::Human,
-        to_stderr: true,
-    };
+    let reporter = Reporter::new(Format::Human, true);
     let fail = |message: String, status: u8| {
         reporter.message(&format!("ggp bench: {message}"));
         status
     };
-    if args.threads == 0 {
-        return fail("--threads must be at least 1".into(), USAGE_OR_IO);
-    }
     let input = match input::read(&args.game) {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
@@ -169,6 +169,7 @@ pub fn run(args: Args) -> u8 {
         match result {
             Ok(t) => {
                 total.rollouts += t.rollouts;
+                total.cut += t.cut;
                 total.state_changes += t.state_changes;
                 total.finished_moves += t.finished_moves;
                 total.elapsed = total.elapsed.max(t.elapsed);
@@ -178,35 +179,83 @@ pub fn run(args: Args) -> u8 {
     }
     let ms = total.elapsed.as_millis();
     let secs = total.elapsed.as_secs_f64().max(1e-9);
-    println!(
+    let mut text = String::new();
+    let mut line = |l: String| {
+        text.push_str(&l);
+        text.push('\n');
+    };
+    line(format!(
         "version=ggp {} ({engine_name} engine)",
         env!("CARGO_PKG_VERSION")
-    );
-    println!("millisecondsTaken={ms}");
-    println!("numStateChanges={}", total.state_changes);
-    println!("numRollouts={}", total.rollouts);
-    println!();
-    println!("game:          {}", input.name);
-    println!(
+    ));
+    line(format!("millisecondsTaken={ms}"));
+    line(format!("numStateChanges={}", total.state_changes));
+    line(format!("numRollouts={}", total.rollouts));
+    line(String::new());
+    line(format!("game:          {}", input.name));
+    line(format!(
         "engine:        {engine_name}, {} thread{}",
         args.threads,
         if args.threads == 1 { "" } else { "s" }
-    );
-    println!("playouts:      {mode}");
-    println!("playouts/s:    {:.1}", total.rollouts as f64 / secs);
-    println!("states/s:      {:.1}", total.state_changes as f64 / secs);
+    ));
+    line(format!("playouts:      {mode}"));
+    line(format!(
+        "playouts/s:    {:.1}",
+        total.rollouts as f64 / secs
+    ));
+    line(format!(
+        "states/s:      {:.1}",
+        total.state_changes as f64 / secs
+    ));
     if total.rollouts > 0 {
-        println!(
+        line(format!(
             "avg length:    {:.1} moves",
             total.finished_moves as f64 / total.rollouts as f64
-        );
+        ));
     }
-    println!("build time:    {:.1} ms", build.as_secs_f64() * 1000.0);
+    if total.cut > 0 {
+        line(format!(
+            "cut:           {} playouts reached {} moves without a terminal state",
+            total.cut, args.max_moves
+        ));
+    }
+    line(format!(
+        "build time:    {:.1} ms",
+        build.as_secs_f64() * 1000.0
+    ));
     if let Some(network) = network {
-        println!("network:       {network}");
+        line(format!("network:       {network}"));
     }
     if let Some(mib) = peak_memory_mib() {
-        println!("peak memory:   {mib:.1} MiB");
+        line(format!("peak memory:   {mib:.1} MiB"));
+    }
+    match out::print(&text) {
+        Ok(()) => {}
+        // `ggp bench … | head -1` has what it wanted.
+        Err(e) if out::is_closed(&e) => {}
+        Err(e) => return fail(format!("cannot write the results: {e}"), USAGE_OR_IO),
+    }
+    if total.cut > 0 && total.rollouts == 0 {
+        return fail(
+            format!(
+                "{}: no playout reached a terminal state: all {} were cut at {} moves (does the game end? `--max-moves` sets the limit)",
+                input.name, total.cut, args.max_moves
+            ),
+            INPUT_ERRORS,
+        );
+    }
+    if total.cut > 0 {
+        reporter.message(&format!(
+            "ggp bench: warning: {} of {} playouts were cut at {} moves without reaching a terminal state, and are not counted",
+            total.cut,
+            total.cut + total.rollouts,
+            args.max_moves
+        ));
+    } else if total.rollouts == 0 {
+        reporter.message(&format!(
+            "ggp bench: warning: no playout finished in {} s; a longer `--seconds` measures this game",
+            args.seconds
+        ));
     }
     SUCCESS
 }

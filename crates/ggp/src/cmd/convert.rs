@@ -1,13 +1,12 @@
 //! `ggp convert`: prefix KIF to infix and back.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
 use gdl_syntax::SourceFile;
 
 use crate::report::{Format, Reporter};
-use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input, out};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Notation {
@@ -33,10 +32,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let reporter = Reporter {
-        format: args.format,
-        to_stderr: true,
-    };
+    let reporter = Reporter::new(args.format, true);
+    if let Some(path) = &args.output
+        && let Err(message) = input::check_writable(path)
+    {
+        reporter.message(&format!("ggp convert: {message}"));
+        return USAGE_OR_IO;
+    }
     let input = match input::read(&args.file) {
         Ok(input) => input,
         Err(message) => {
@@ -61,19 +63,22 @@ pub fn run(args: Args) -> u8 {
                     USAGE_OR_IO
                 }
             },
-            None => {
-                let _ = std::io::stdout().lock().write_all(text.as_bytes());
-                SUCCESS
-            }
+            None => match out::print(&text) {
+                Ok(()) => SUCCESS,
+                Err(e) if out::is_closed(&e) => SUCCESS,
+                Err(e) => {
+                    reporter.message(&format!("ggp convert: cannot write the result: {e}"));
+                    USAGE_OR_IO
+                }
+            },
         },
         Err(errors) => {
             let file = SourceFile::new(&input.name, input.text);
-            reporter.emit(&file, &errors);
+            let _ = reporter.emit(&file, &errors);
             reporter.message(&format!(
-                "ggp convert: {} not converted: it has {} error{}",
+                "ggp convert: {} not converted: {}",
                 file.name,
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
+                input::why_not_rewritten(&errors)
             ));
             INPUT_ERRORS
         }

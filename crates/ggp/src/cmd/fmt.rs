@@ -1,12 +1,11 @@
 //! `ggp fmt`: the canonical prefix layout.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use gdl_syntax::{Diagnostic, SourceFile};
 
 use crate::report::{Format, Reporter};
-use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input, out};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,10 +24,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let reporter = Reporter {
-        format: args.format,
-        to_stderr: true,
-    };
+    let reporter = Reporter::new(args.format, true);
     let mut status = SUCCESS;
     for path in &args.files {
         let input = match input::read(path) {
@@ -53,20 +49,21 @@ pub fn run(args: Args) -> u8 {
         };
         let Some(formatted) = formatted else {
             let file = SourceFile::new(&input.name, input.text);
-            reporter.emit(&file, &errors);
+            let _ = reporter.emit(&file, &errors);
             reporter.message(&format!(
-                "ggp fmt: {} not formatted: it has {} error{}",
+                "ggp fmt: {} not formatted: {}",
                 file.name,
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
+                input::why_not_rewritten(&errors)
             ));
             status = status.max(INPUT_ERRORS);
             continue;
         };
-        if args.check {
+        let printed = if args.check {
             if formatted != input.text {
-                println!("would reformat {}", input.name);
                 status = status.max(INPUT_ERRORS);
+                out::outln!("would reformat {}", input.name)
+            } else {
+                Ok(())
             }
         } else if args.write && input.name != "<stdin>" {
             if formatted != input.text
@@ -75,8 +72,18 @@ pub fn run(args: Args) -> u8 {
                 reporter.message(&format!("ggp fmt: {message}"));
                 status = status.max(USAGE_OR_IO);
             }
+            Ok(())
         } else {
-            let _ = std::io::stdout().lock().write_all(formatted.as_bytes());
+            out::print(&formatted)
+        };
+        match printed {
+            Ok(()) => {}
+            // `ggp fmt … | head` has what it wanted.
+            Err(e) if out::is_closed(&e) => return status,
+            Err(e) => {
+                reporter.message(&format!("ggp fmt: cannot write standard output: {e}"));
+                return USAGE_OR_IO;
+            }
         }
     }
     status

@@ -2,15 +2,19 @@
 //! records it in the match database.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ggp_match::{MatchConfig, MatchRecord, PlayerSpec, Store, post, run_match};
-use ggp_protocol::Request;
+use ggp_match::{
+    DEFAULT_MAX_STEPS, Event, MatchConfig, MatchError, MatchRecord, PlayerSpec, PlayerUrl, Store,
+    ping, run_match_until,
+};
 
 use crate::cmd::records::default_db_path;
-use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+use crate::cmd::{clock_seconds, count_up_to, milliseconds};
+use crate::out::errln;
+use crate::{INPUT_ERRORS, INTERRUPTED, OUTPUT_CLOSED, SUCCESS, USAGE_OR_IO, input, out};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,22 +24,33 @@ pub struct Args {
     /// of an HTTP player (`http://127.0.0.1:9147`).
     #[arg(long = "player", required = true, value_name = "SPEC")]
     players: Vec<String>,
-    /// Seconds the players get after START.
-    #[arg(long, default_value_t = 10)]
+    /// Seconds the players get after START (at most a day).
+    #[arg(long, default_value_t = 10, value_parser = clock_seconds)]
     startclock: u64,
-    /// Seconds each player gets for each move.
-    #[arg(long, default_value_t = 5)]
+    /// Seconds each player gets for each move (at most a day).
+    #[arg(long, default_value_t = 5, value_parser = clock_seconds)]
     playclock: u64,
     /// Milliseconds added to each clock for the network before a reply counts as late.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = milliseconds)]
     grace_ms: u64,
     /// Seed of the substituted moves and of the built-in players.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The match id sent to the players and recorded (default: `ggp.<game>.<start time in
-    /// milliseconds>`).
-    #[arg(long)]
+    /// milliseconds>`): ASCII letters, digits and `. _ - + : @ /`.
+    #[arg(long, value_parser = match_id)]
     id: Option<String>,
+    /// Abort the match if the game has not ended after this many joint moves.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS, value_parser = count_up_to(usize::MAX))]
+    max_steps: usize,
+    /// Refuse to start unless every remote player answers INFO first (by default an
+    /// unreachable player is reported and the match is played, its moves substituted).
+    #[arg(long)]
+    strict: bool,
+    /// Let one URL play several roles (a player plays one role of a match, since the protocol's
+    /// messages do not say which role they are for; use this only for a player that knows).
+    #[arg(long)]
+    allow_same_url: bool,
     /// The match database (SQLite), where every step is committed before the next PLAY
     /// (default: `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`).
     #[arg(long, value_name = "FILE", conflicts_with = "no_db")]
@@ -48,15 +63,55 @@ pub struct Args {
     json: Option<PathBuf>,
 }
 
+/// A clap value parser for a match id the protocol can carry.
+fn match_id(text: &str) -> Result<String, String> {
+    ggp_protocol::check_match_id(text).map(|()| text.to_string())
+}
+
+/// The default match id's game part: the file name with anything a match id cannot hold
+/// replaced by `_`.
+fn id_part(stem: &str) -> String {
+    let part: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    if part.is_empty() { "game".into() } else { part }
+}
+
+/// How long the players get to answer the INFO sent before START.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub fn run(args: Args) -> u8 {
     let fail = |message: String, status: u8| {
-        eprintln!("ggp match: {message}");
+        errln!("ggp match: {message}");
         status
     };
+    // Everything that can be refused is refused before any player is contacted.
+    if let Some(path) = &args.json
+        && let Err(e) = input::check_writable(path)
+    {
+        return fail(e, USAGE_OR_IO);
+    }
     let input = match input::read(&args.game) {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
     };
+    if let Some(bad) = input.decode_diagnostics.iter().find(|d| d.is_error()) {
+        return fail(
+            format!(
+                "{}: {} (at byte {}; see `ggp check`)",
+                input.name, bad.message, bad.span.start
+            ),
+            INPUT_ERRORS,
+        );
+    }
     let mut players = Vec::new();
     for spec in &args.players {
         match PlayerSpec::parse(spec) {
@@ -64,10 +119,34 @@ pub fn run(args: Args) -> u8 {
             Err(e) => return fail(e, USAGE_OR_IO),
         }
     }
+    if !args.allow_same_url {
+        // Two spellings of one address are one player.
+        let normal: Vec<Option<String>> = players
+            .iter()
+            .map(|p| match p {
+                PlayerSpec::Url(u) => PlayerUrl::parse(u).ok().map(|u| u.to_string()),
+                PlayerSpec::Builtin(_) => None,
+            })
+            .collect();
+        for (k, p) in players.iter().enumerate() {
+            if let PlayerSpec::Url(url) = p
+                && let Some(j) = (0..k).find(|&j| normal[j].is_some() && normal[j] == normal[k])
+            {
+                return fail(
+                    format!(
+                        "{url} is given for players {} and {}: a player plays one role of a match (the protocol's messages do not say which role they are for), so run one player per role (another port), or pass --allow-same-url if this player knows",
+                        j + 1,
+                        k + 1
+                    ),
+                    USAGE_OR_IO,
+                );
+            }
+        }
+    }
     let stem = args
         .game
         .file_stem()
-        .map_or("game".into(), |s| s.to_string_lossy().into_owned());
+        .map_or("game".into(), |s| id_part(&s.to_string_lossy()));
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
@@ -82,6 +161,7 @@ pub fn run(args: Args) -> u8 {
         play_clock: Duration::from_secs(args.playclock),
         grace: Duration::from_millis(args.grace_ms),
         seed: args.seed,
+        max_steps: args.max_steps,
     };
     let db_path = match (&args.db, args.no_db) {
         (_, true) => None,
@@ -102,123 +182,263 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(format!("cannot start the runtime: {e}"), USAGE_OR_IO),
     };
-    let latest: Arc<Mutex<Option<MatchRecord>>> = Arc::new(Mutex::new(None));
-    let json_path = args.json.clone();
-    let write_json = move |record: &MatchRecord| {
-        if let Some(path) = &json_path
-            && let Err(e) = input::write_atomically(path, &record.to_json())
-        {
-            eprintln!("ggp match: {e}");
+    let urls: Vec<(usize, String)> = players
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| match p {
+            PlayerSpec::Url(u) => Some((k, u.clone())),
+            PlayerSpec::Builtin(_) => None,
+        })
+        .collect();
+    // Host names are looked up, and every remote player asked for INFO, before the match: a
+    // typo or a player that is not running is reported now, not as a substituted move at every
+    // step.
+    let contacted = runtime.block_on(contact_players(&urls));
+    let mut unreachable = 0;
+    for (k, url, outcome) in &contacted {
+        match outcome {
+            Contact::NoSuchHost(e) => {
+                return fail(
+                    format!("player {} ({url}): cannot find the host: {e}", k + 1),
+                    USAGE_OR_IO,
+                );
+            }
+            Contact::Unreachable(e) => {
+                unreachable += 1;
+                errln!(
+                    "ggp match: {}: player {} ({url}) does not answer: {e}",
+                    if args.strict { "error" } else { "warning" },
+                    k + 1
+                );
+            }
+            Contact::Answered(info) => {
+                let about = match info {
+                    Some(info) => format!(
+                        "{}{}",
+                        info.name.as_deref().unwrap_or("(no name)"),
+                        info.status
+                            .as_deref()
+                            .map_or(String::new(), |s| format!(", {s}"))
+                    ),
+                    None => "answers (not INFO)".into(),
+                };
+                errln!("ggp match: player {} ({url}): {about}", k + 1);
+            }
+        }
+    }
+    if unreachable > 0 {
+        if args.strict {
+            return fail(
+                format!(
+                    "{unreachable} player{} cannot be reached; not starting (--strict)",
+                    if unreachable == 1 { "" } else { "s" }
+                ),
+                USAGE_OR_IO,
+            );
+        }
+        errln!(
+            "ggp match: playing anyway: the moves of a player that does not answer are replaced by random legal moves (--strict refuses to start)"
+        );
+    }
+    let json_failed = Arc::new(AtomicBool::new(false));
+    let write_json = {
+        let json_path = args.json.clone();
+        let json_failed = json_failed.clone();
+        move |record: &MatchRecord| {
+            if let Some(path) = &json_path
+                && !json_failed.load(Ordering::SeqCst)
+                && let Err(e) = input::write_atomically(path, &record.to_json())
+            {
+                json_failed.store(true, Ordering::SeqCst);
+                errln!("ggp match: {e} (the match goes on; it is recorded in the database)");
+            }
         }
     };
-    // A database that fails mid-match is an I/O error (exit status 2), not a game's.
-    let store_failed = Arc::new(AtomicBool::new(false));
     // After every step: the JSON file (if asked), and the database, whose commit the manager
     // waits for before it sends the next PLAY.
     let save = {
-        let latest = latest.clone();
-        let write_json = write_json.clone();
         let mut writer = store.as_ref().map(Store::writer);
-        let store_failed = store_failed.clone();
         move |record: &MatchRecord| {
-            *latest.lock().expect("not poisoned") = Some(record.clone());
             write_json(record);
             let committed = writer.as_mut().map(|w| w.save(record));
-            let store_failed = store_failed.clone();
             async move {
                 match committed {
-                    Some(committed) => committed.await.map_err(|e| {
-                        store_failed.store(true, Ordering::SeqCst);
-                        e.to_string()
-                    }),
+                    Some(committed) => committed.await.map_err(|e| e.to_string()),
                     None => Ok(()),
                 }
             }
         }
     };
     let names: Vec<String> = players.iter().map(PlayerSpec::name).collect();
-    let urls: Vec<String> = players
-        .iter()
-        .filter_map(|p| match p {
-            PlayerSpec::Url(u) => Some(u.clone()),
-            PlayerSpec::Builtin(_) => None,
-        })
-        .collect();
     let match_id = config.match_id.clone();
+    // Standard output closed by its reader (`| head`): the match is aborted, as on Ctrl-C.
+    let output_closed = Arc::new(tokio::sync::Notify::new());
+    let closed_flag = Arc::new(AtomicBool::new(false));
     let outcome = runtime.block_on(async {
-        let progress = |p: &ggp_match::Progress| {
-            let mut line = format!("step {:>3}: {}", p.step + 1, p.moves.join("  "));
-            for e in &p.errors {
-                line.push_str(&format!("   [{}: {}]", names[e.player], e.text()));
+        let print = |line: String| {
+            if closed_flag.load(Ordering::SeqCst) {
+                return;
             }
-            println!("{line}");
+            if let Err(e) = out::print(&line) {
+                closed_flag.store(true, Ordering::SeqCst);
+                if !out::is_closed(&e) {
+                    errln!("ggp match: cannot write standard output: {e}");
+                }
+                output_closed.notify_one();
+            }
         };
-        tokio::select! {
-            result = run_match(config, players, progress, save) => Some(result),
-            _ = tokio::signal::ctrl_c() => None,
-        }
+        let events = |event: Event<'_>| match event {
+            Event::Started { errors } => {
+                for e in errors {
+                    print(format!(
+                        "START: player {} ({}): {}\n",
+                        e.player + 1,
+                        names[e.player],
+                        e.text()
+                    ));
+                }
+            }
+            Event::Step(p) => {
+                let mut line = format!("step {:>3}: {}", p.step + 1, p.moves.join("  "));
+                for e in &p.errors {
+                    line.push_str(&format!("   [{}: {}]", names[e.player], e.text()));
+                }
+                line.push('\n');
+                print(line);
+            }
+        };
+        let stop = async {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => "Ctrl-C".to_string(),
+                () = output_closed.notified() => "the standard output of `ggp match` was closed".to_string(),
+            }
+        };
+        run_match_until(config, players, events, save, stop).await
     });
     let recorded_in = |status: &str| {
         if let Some(store) = &store {
-            println!(
-                "match {match_id} ({status}) is recorded in {}",
+            let line = format!(
+                "match {match_id} ({status}) is recorded in {}\n",
                 store.path().display()
             );
+            // After its reader went away, standard error says it.
+            if closed_flag.load(Ordering::SeqCst) || out::print(&line).is_err() {
+                errln!("ggp match: {}", line.trim_end());
+            }
         }
     };
-    match outcome {
-        None => {
-            // Ctrl-C: tell the players, and keep the record as aborted.
-            let marked = runtime.block_on(async {
-                let abort = Request::Abort {
-                    match_id: match_id.clone(),
-                }
-                .to_string();
-                let aborts: Vec<_> = urls
-                    .iter()
-                    .map(|url| {
-                        let (url, abort) = (url.clone(), abort.clone());
-                        tokio::spawn(
-                            async move { post(&url, &abort, Duration::from_secs(2)).await },
-                        )
-                    })
-                    .collect();
-                for a in aborts {
-                    let _ = a.await;
-                }
-                match &store {
-                    Some(store) => store.abort(&match_id).await,
-                    None => Ok(false),
-                }
-            });
-            if let Some(mut record) = latest.lock().expect("not poisoned").take() {
-                record.is_aborted = true;
-                write_json(&record);
-            }
-            match marked {
-                Ok(true) => recorded_in("aborted"),
-                Ok(false) => {}
-                Err(e) => eprintln!("ggp match: {e}"),
-            }
-            fail("aborted".into(), INPUT_ERRORS)
+    let status = match outcome {
+        Err(MatchError::Stopped(reason)) => {
+            recorded_in("aborted");
+            let status = if closed_flag.load(Ordering::SeqCst) {
+                OUTPUT_CLOSED
+            } else {
+                INTERRUPTED
+            };
+            fail(format!("aborted: {reason}"), status)
         }
-        Some(Err(e)) if store_failed.load(Ordering::SeqCst) => fail(e, USAGE_OR_IO),
-        Some(Err(e)) => fail(format!("{}: {e}", input.name), INPUT_ERRORS),
-        Some(Ok(finished)) => {
+        Err(e @ (MatchError::Record(_) | MatchError::Players(_))) => {
+            fail(e.to_string(), USAGE_OR_IO)
+        }
+        Err(e @ MatchError::Rules(_)) => fail(format!("{}: {e}", input.name), INPUT_ERRORS),
+        Err(e @ (MatchError::Game(_) | MatchError::TooLong(_))) => {
+            recorded_in("aborted");
+            fail(format!("{}: {e}", input.name), INPUT_ERRORS)
+        }
+        Ok(finished) => {
             let record = finished.record;
-            println!();
-            println!("reasoner: {}", finished.reasoner);
-            println!("{:<12} {:<32} {:>5}", "role", "player", "goal");
-            for ((role, player), goal) in record
+            let mut table = String::new();
+            table.push_str(&format!("\nreasoner: {}\n", finished.reasoner));
+            table.push_str(&format!(
+                "{:<12} {:<32} {:>6} {:>5}\n",
+                "role", "player", "errors", "goal"
+            ));
+            for (k, ((role, player), goal)) in record
                 .game_role_names
                 .iter()
                 .zip(&record.player_names_from_host)
                 .zip(&record.goal_values)
+                .enumerate()
             {
-                println!("{role:<12} {player:<32} {goal:>5}");
+                let errors = error_count(&record, k);
+                table.push_str(&format!("{role:<12} {player:<32} {errors:>6} {goal:>5}\n"));
+            }
+            if out::print(&table).is_err() {
+                closed_flag.store(true, Ordering::SeqCst);
+            }
+            for (k, player) in record.player_names_from_host.iter().enumerate() {
+                let errors = error_count(&record, k);
+                if errors > 0 {
+                    errln!(
+                        "ggp match: warning: {player} ({}): {errors} error{} (START or moves; `ggp matches show {match_id}` lists them)",
+                        record.game_role_names[k],
+                        if errors == 1 { "" } else { "s" }
+                    );
+                }
             }
             recorded_in("finished");
             SUCCESS
         }
+    };
+    if json_failed.load(Ordering::SeqCst) && status == SUCCESS {
+        return USAGE_OR_IO;
     }
+    status
+}
+
+/// A player's errors in a record: a failed START, and each step whose move was substituted.
+fn error_count(record: &MatchRecord, player: usize) -> usize {
+    let start = record
+        .start_errors
+        .get(player)
+        .is_some_and(|e| !e.is_empty());
+    usize::from(start)
+        + record
+            .errors
+            .iter()
+            .filter(|row| row.get(player).is_some_and(|e| !e.is_empty()))
+            .count()
+}
+
+/// What became of a remote player contacted before the match.
+enum Contact {
+    /// Its host name has no address.
+    NoSuchHost(String),
+    /// The host was found, but the player did not answer INFO.
+    Unreachable(String),
+    /// It answered (its INFO reply, if it could be read).
+    Answered(Option<ggp_protocol::InfoReply>),
+}
+
+/// Looks up every remote player's host and asks it for INFO, all at once.
+async fn contact_players(urls: &[(usize, String)]) -> Vec<(usize, String, Contact)> {
+    let tasks: Vec<_> =
+        urls.iter()
+            .map(|(k, url)| {
+                let (k, url) = (*k, url.clone());
+                tokio::spawn(async move {
+                    let contact = match PlayerUrl::parse(&url) {
+                        Err(e) => Contact::NoSuchHost(e),
+                        Ok(parsed) => match tokio::net::lookup_host(parsed.authority()).await {
+                            Err(e) => Contact::NoSuchHost(e.to_string()),
+                            Ok(_) => match ping(&url, PING_TIMEOUT).await {
+                                Ok(info) => Contact::Answered(info),
+                                Err(ggp_match::HttpError::Timeout) => Contact::Unreachable(
+                                    format!("no reply to INFO within {} s", PING_TIMEOUT.as_secs()),
+                                ),
+                                Err(e) => Contact::Unreachable(e.to_string()),
+                            },
+                        },
+                    };
+                    (k, url, contact)
+                })
+            })
+            .collect();
+    let mut out = Vec::new();
+    for task in tasks {
+        if let Ok(result) = task.await {
+            out.push(result);
+        }
+    }
+    out
 }

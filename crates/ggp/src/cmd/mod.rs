@@ -1,5 +1,6 @@
 pub mod bench;
 pub mod check;
+pub mod completions;
 pub mod convert;
 pub mod fmt;
 pub mod matches;
@@ -27,11 +28,60 @@ impl Engine {
     }
 }
 
-/// A clap value parser for a positive, finite number of seconds.
+/// The longest duration a command accepts, in seconds: a day. Longer ones are refused with a
+/// message rather than overflowing a deadline.
+pub const MAX_SECONDS: u64 = ggp_protocol::MAX_CLOCK_SECS;
+
+/// A clap value parser for a positive number of seconds, at most a day (`1.5`, `60`).
 pub fn positive_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= MAX_SECONDS as f64 => Ok(s),
+        Ok(s) if s > MAX_SECONDS as f64 => Err(format!(
+            "`{text}` seconds is more than a day ({MAX_SECONDS} s), the longest supported"
+        )),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
+}
+
+/// A clap value parser for a clock: whole seconds from 0 to a day.
+pub fn clock_seconds(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(s) if s <= MAX_SECONDS => Ok(s),
+        Ok(_) => Err(format!(
+            "`{text}` seconds is more than a day ({MAX_SECONDS} s), the longest clock supported"
+        )),
+        Err(_)
+            if text
+                .trim()
+                .parse::<f64>()
+                .is_ok_and(|s| s > MAX_SECONDS as f64) =>
+        {
+            Err(format!(
+                "`{text}` seconds is more than a day ({MAX_SECONDS} s), the longest clock supported"
+            ))
+        }
+        Err(_) => Err(format!("`{text}` is not a whole number of seconds")),
+    }
+}
+
+/// A clap value parser for milliseconds, from 0 to a day.
+pub fn milliseconds(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms <= MAX_SECONDS * 1000 => Ok(ms),
+        Ok(_) => Err(format!(
+            "`{text}` milliseconds is more than a day, the longest supported"
+        )),
+        Err(_) => Err(format!("`{text}` is not a whole number of milliseconds")),
+    }
+}
+
+/// A clap value parser for a count from 1 to `max`.
+pub fn count_up_to(max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |text: &str| match text.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(_) => Err(format!("`{text}` is more than {max}, the most supported")),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
     }
 }
 
@@ -46,15 +96,46 @@ pub fn build_machine(
     engine: Engine,
     limits: gdl_reason::reference::Limits,
 ) -> Result<gdl_reason::Machine, u8> {
+    if let Some(status) = refuse_undecodable(command, reporter, input) {
+        return Err(status);
+    }
+    let spinner =
+        crate::progress::Spinner::start(format!("building the reasoner for {}", input.name));
     let checked = gdl_check::check(&input.text);
     let built = gdl_reason::Machine::build(&checked, engine.choice(), limits);
+    drop(spinner);
     if let Some(reason) = built.as_ref().ok().and_then(|m| m.fallback()) {
-        reporter.message(&format!(
+        reporter.note(&format!(
             "ggp {command}: note: {}: the fast engine cannot compile this game ({reason}); using the reference engine",
             input.name
         ));
     }
     built.map_err(|diagnostics| refused(command, reporter, input, &diagnostics))
+}
+
+/// Reports a description that is not valid UTF-8 outside its comments (the decoding errors,
+/// then a line naming `command`) and returns the exit status to end with; `None` when it is.
+pub fn refuse_undecodable(
+    command: &str,
+    reporter: &crate::report::Reporter,
+    input: &crate::input::Input,
+) -> Option<u8> {
+    let decode_errors: Vec<_> = input
+        .decode_diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    if decode_errors.is_empty() {
+        return None;
+    }
+    let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
+    let _ = reporter.emit(&file, &decode_errors);
+    reporter.message(&format!(
+        "ggp {command}: {}: the description is not valid UTF-8 outside its comments (see `ggp check`)",
+        input.name
+    ));
+    Some(crate::INPUT_ERRORS)
 }
 
 /// Reports why a machine cannot be built for a description (the diagnostics that leave it
@@ -66,7 +147,7 @@ pub fn refused(
     diagnostics: &[gdl_syntax::Diagnostic],
 ) -> u8 {
     let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
-    reporter.emit(&file, diagnostics);
+    let _ = reporter.emit(&file, diagnostics);
     reporter.message(&format!(
         "ggp {command}: {}: the description has errors that leave it without an agreed meaning (see `ggp check`)",
         input.name

@@ -5,6 +5,8 @@ use std::time::Duration;
 use clap::ValueEnum;
 use ggp_play::{PlayerConfig, StrategyKind, serve};
 
+use crate::cmd::milliseconds;
+use crate::out::errln;
 use crate::{SUCCESS, USAGE_OR_IO};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -33,8 +35,12 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Milliseconds kept back from each clock for the network.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = milliseconds)]
     margin_ms: u64,
+    /// Log nothing (by default each request is logged on standard error: what it was, the
+    /// answer, and how long it took).
+    #[arg(long)]
+    quiet: bool,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -52,6 +58,7 @@ pub fn run(args: Args) -> u8 {
         name: name.clone(),
         factory: kind.factory(args.seed),
         margin: Duration::from_millis(args.margin_ms),
+        log: !args.quiet,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -59,7 +66,7 @@ pub fn run(args: Args) -> u8 {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("ggp player: cannot start the runtime: {e}");
+            errln!("ggp player: cannot start the runtime: {e}");
             return USAGE_OR_IO;
         }
     };
@@ -68,21 +75,21 @@ pub fn run(args: Args) -> u8 {
         let listener = match tokio::net::TcpListener::bind(&address).await {
             Ok(listener) => listener,
             Err(e) => {
-                eprintln!("ggp player: cannot listen on {address}: {e}");
+                errln!("ggp player: cannot listen on {address}: {e}");
                 return USAGE_OR_IO;
             }
         };
         let bound = listener
             .local_addr()
             .map_or(address.clone(), |a| a.to_string());
-        eprintln!("ggp player: `{name}` listening on {bound} (Ctrl-C to stop)");
+        errln!("ggp player: `{name}` listening on {bound} (Ctrl-C to stop)");
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
         match serve(listener, config, shutdown).await {
             Ok(()) => SUCCESS,
             Err(e) => {
-                eprintln!("ggp player: {e}");
+                errln!("ggp player: {e}");
                 USAGE_OR_IO
             }
         }

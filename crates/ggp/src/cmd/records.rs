@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use ggp_match::{Database, MatchRecord};
 
-use crate::{SUCCESS, USAGE_OR_IO};
+use crate::out::errln;
+use crate::{SUCCESS, USAGE_OR_IO, out};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -55,8 +56,14 @@ pub fn default_db_path() -> Result<PathBuf, String> {
 
 pub fn run(args: Args) -> u8 {
     let fail = |message: String| {
-        eprintln!("ggp matches: {message}");
+        errln!("ggp matches: {message}");
         USAGE_OR_IO
+    };
+    let print = |text: String| match out::print(&text) {
+        Ok(()) => SUCCESS,
+        // `ggp matches list | head` has what it wanted.
+        Err(e) if out::is_closed(&e) => SUCCESS,
+        Err(e) => fail(format!("cannot write standard output: {e}")),
     };
     let path = match args.db.map_or_else(default_db_path, Ok) {
         Ok(path) => path,
@@ -68,24 +75,15 @@ pub fn run(args: Args) -> u8 {
     };
     match args.command {
         Command::List => match db.list() {
-            Ok(matches) => {
-                print!("{}", list_table(&matches));
-                SUCCESS
-            }
+            Ok(matches) => print(list_table(&matches)),
             Err(e) => fail(e.to_string()),
         },
         Command::Show { id } => match db.load(&id) {
-            Ok(record) => {
-                print!("{}", show(&record));
-                SUCCESS
-            }
+            Ok(record) => print(show(&record)),
             Err(e) => fail(e.to_string()),
         },
         Command::Export { id } => match db.load(&id) {
-            Ok(record) => {
-                println!("{}", record.to_json());
-                SUCCESS
-            }
+            Ok(record) => print(record.to_json() + "\n"),
             Err(e) => fail(e.to_string()),
         },
     }
@@ -185,7 +183,11 @@ fn show(record: &MatchRecord) -> String {
         "clocks   start {} s, play {} s\n",
         record.start_clock, record.play_clock
     ));
-    out.push_str(&format!("steps    {steps}\n\n"));
+    out.push_str(&format!("steps    {steps}\n"));
+    if let Some(reason) = &record.abort_reason {
+        out.push_str(&format!("aborted  {reason}\n"));
+    }
+    out.push('\n');
     let role_width = record
         .game_role_names
         .iter()
@@ -208,6 +210,7 @@ fn show(record: &MatchRecord) -> String {
         let errors = record
             .errors
             .iter()
+            .chain([&record.start_errors])
             .filter(|row| row.get(k).is_some_and(|e| !e.is_empty()))
             .count();
         let goal = record
@@ -242,6 +245,22 @@ fn show(record: &MatchRecord) -> String {
                 })
         })
         .collect();
+    let start_errors: Vec<String> = record
+        .start_errors
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !e.is_empty())
+        .map(|(k, e)| {
+            let role = record.game_role_names.get(k).map_or("?", String::as_str);
+            format!("       {role}: {e}\n")
+        })
+        .collect();
+    if !start_errors.is_empty() {
+        out.push_str("\nSTART (play went on without these players' READY)\n");
+        for e in start_errors {
+            out.push_str(&e);
+        }
+    }
     if !errors.is_empty() {
         out.push_str("\nerrors (the move was replaced by a random legal one)\n");
         for e in errors {

@@ -19,7 +19,8 @@ use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
 pub struct Args {
     /// The game description (prefix KIF); `-` reads standard input.
     game: PathBuf,
-    /// Joint moves to play, one per line in role order: `((mark 1 2) noop)`.
+    /// Joint moves to play, one per line in role order: `((mark 1 2) noop)`; `-` reads
+    /// standard input.
     #[arg(long, value_name = "FILE")]
     moves: Option<PathBuf>,
     /// Play up to N uniformly random joint moves instead (fewer if the game ends).
@@ -46,14 +47,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let reporter = Reporter {
-        format: args.format,
-        to_stderr: true,
-    };
+    let reporter = Reporter::new(args.format, true);
     let fail = |message: String, status: u8| {
         reporter.message(&format!("ggp replay: {message}"));
         status
     };
+    let stdin = PathBuf::from("-");
+    if args.game == stdin && args.moves.as_ref() == Some(&stdin) {
+        return fail(
+            "the game and the moves cannot both be read from standard input".into(),
+            USAGE_OR_IO,
+        );
+    }
     let input = match input::read(&args.game) {
         Ok(input) => input,
         Err(message) => return fail(message, USAGE_OR_IO),
@@ -69,13 +74,22 @@ pub fn run(args: Args) -> u8 {
     };
     let joints = match &args.moves {
         Some(path) => {
-            let text = match std::fs::read_to_string(path) {
-                Ok(text) => text,
-                Err(e) => return fail(format!("cannot read {}: {e}", path.display()), USAGE_OR_IO),
+            let moves = match input::read(path) {
+                Ok(moves) => moves,
+                Err(message) => return fail(message, USAGE_OR_IO),
             };
-            match trace::parse_moves(&mut machine, &text) {
+            if let Some(bad) = moves.decode_diagnostics.iter().find(|d| d.is_error()) {
+                return fail(
+                    format!(
+                        "{}: {} (at byte {})",
+                        moves.name, bad.message, bad.span.start
+                    ),
+                    INPUT_ERRORS,
+                );
+            }
+            match trace::parse_moves(&mut machine, &moves.text) {
                 Ok(joints) => Some(joints),
-                Err(e) => return fail(format!("{}: {e}", path.display()), INPUT_ERRORS),
+                Err(e) => return fail(format!("{}: {e}", moves.name), INPUT_ERRORS),
             }
         }
         None => None,

@@ -2,7 +2,6 @@
 //! winnability, `base` and `input`), proved on the reachable states or refuted with moves that
 //! `ggp replay` plays to the offending state. The work is `gdl_validate`'s.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -12,9 +11,9 @@ use gdl_syntax::SourceFile;
 use gdl_validate::{CrossCheck, Options, Report, Subject, Verdict};
 use serde_json::json;
 
-use crate::cmd::{Engine, positive_seconds, refused};
+use crate::cmd::{Engine, count_up_to, positive_seconds, refuse_undecodable, refused};
 use crate::report::{Format, Reporter, to_json};
-use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input};
+use crate::{INPUT_ERRORS, SUCCESS, USAGE_OR_IO, input, out, progress};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,7 +27,7 @@ pub struct Args {
     /// States kept in memory (each costs about 50 bytes plus the state itself); a game with
     /// more reachable states is searched, not proved.
     #[arg(long, value_name = "N", default_value_t = gdl_validate::DEFAULT_MAX_STATES,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = count_up_to(gdl_validate::MAX_STATES))]
     max_states: usize,
     /// At most this many random playouts when the exploration does not finish (by default,
     /// until the time is up).
@@ -56,10 +55,7 @@ pub struct Args {
 const SHOWN_MOVES: usize = 40;
 
 pub fn run(args: Args) -> u8 {
-    let reporter = Reporter {
-        format: args.format,
-        to_stderr: false,
-    };
+    let reporter = Reporter::new(args.format, false);
     if let Some(dir) = &args.counterexamples
         && let Err(e) = std::fs::create_dir_all(dir)
     {
@@ -71,19 +67,33 @@ pub fn run(args: Args) -> u8 {
     }
     let mut status = SUCCESS;
     for path in &args.games {
-        status = status.max(validate_one(&args, &reporter, path));
+        match validate_one(&args, &reporter, path) {
+            Ok(s) => status = status.max(s),
+            // `ggp validate … | head` has what it wanted.
+            Err(e) if out::is_closed(&e) => return status,
+            Err(e) => {
+                reporter.message(&format!("ggp validate: cannot write the report: {e}"));
+                return USAGE_OR_IO;
+            }
+        }
     }
     status
 }
 
-fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> u8 {
+/// Validates one game and prints what was found; the exit status, or an error writing
+/// standard output.
+fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Result<u8> {
     let input = match input::read(path) {
         Ok(input) => input,
         Err(message) => {
             reporter.message(&format!("ggp validate: {message}"));
-            return USAGE_OR_IO;
+            return Ok(USAGE_OR_IO);
         }
     };
+    if let Some(status) = refuse_undecodable("validate", reporter, &input) {
+        return Ok(status);
+    }
+    let spinner = progress::Spinner::start(format!("building the reasoner for {}", input.name));
     let checked = gdl_check::check(&input.text);
     let options = Options {
         time: Duration::from_secs_f64(args.seconds),
@@ -99,14 +109,24 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> u8 {
         ..Limits::default()
     };
     let note = |message: String| {
-        reporter.message(&format!("ggp validate: note: {}: {message}", input.name));
+        reporter.note(&format!("ggp validate: note: {}: {message}", input.name));
     };
     let built = Instant::now();
+    let validating = || {
+        progress::Spinner::start(format!(
+            "validating {} (at most {} s)",
+            input.name, args.seconds
+        ))
+    };
     let (report, engine) = match args.engine.choice() {
         EngineChoice::Fast => {
-            let mut machine = match Machine::build(&checked, EngineChoice::Fast, limits) {
+            let built = Machine::build(&checked, EngineChoice::Fast, limits);
+            drop(spinner);
+            let mut machine = match built {
                 Ok(m) => m,
-                Err(diagnostics) => return refused("validate", reporter, &input, &diagnostics),
+                Err(diagnostics) => {
+                    return Ok(refused("validate", reporter, &input, &diagnostics));
+                }
             };
             if let Some(reason) = machine.fallback() {
                 note(format!(
@@ -114,19 +134,28 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> u8 {
                 ));
             }
             let engine = machine.engine_name();
+            let _spinner = validating();
             (run_on(&mut machine, &options), engine.to_string())
         }
         EngineChoice::Reference => {
             let reference = match ReferenceMachine::with_limits(&checked, limits) {
                 Ok(m) => m,
-                Err(diagnostics) => return refused("validate", reporter, &input, &diagnostics),
+                Err(diagnostics) => {
+                    drop(spinner);
+                    return Ok(refused("validate", reporter, &input, &diagnostics));
+                }
             };
-            match FastMachine::new(&checked) {
+            let fast = FastMachine::new(&checked);
+            drop(spinner);
+            match fast {
                 Ok(fast) => match CrossCheck::new(reference, fast, ("reference", "fast")) {
-                    Ok(mut pair) => (run_on(&mut pair, &options), "reference+fast".to_string()),
+                    Ok(mut pair) => {
+                        let _spinner = validating();
+                        (run_on(&mut pair, &options), "reference+fast".to_string())
+                    }
                     Err(e) => {
                         reporter.message(&format!("ggp validate: {}: {e}", input.name));
-                        return INPUT_ERRORS;
+                        return Ok(INPUT_ERRORS);
                     }
                 },
                 Err(e) => {
@@ -140,6 +169,7 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> u8 {
                         "the fast engine cannot compile this game ({reason}); nothing to cross-check, using the reference engine alone"
                     ));
                     let mut reference = reference;
+                    let _spinner = validating();
                     (run_on(&mut reference, &options), "reference".to_string())
                 }
             }
@@ -158,7 +188,7 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> u8 {
     } else {
         SUCCESS
     };
-    let mut out = String::new();
+    let mut text = String::new();
     for r in &rendered {
         let written = match (&args.counterexamples, &r.counterexample) {
             (Some(dir), Some(text)) => {
@@ -178,29 +208,28 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> u8 {
             Format::Json => {
                 let mut line = to_json(&file, &r.diagnostic);
                 line["counterexample"] = json!(r.counterexample);
-                out.push_str(&line.to_string());
-                out.push('\n');
+                text.push_str(&line.to_string());
+                text.push('\n');
             }
             Format::Human => {
-                out.push_str(&file.render(&r.diagnostic, reporter.color()));
-                out.push('\n');
-                if let Some(text) = &r.counterexample {
-                    out.push_str(&show_moves(text, &input.name, written.as_deref()));
+                text.push_str(&file.render(&r.diagnostic, reporter.color()));
+                text.push('\n');
+                if let Some(moves) = &r.counterexample {
+                    text.push_str(&show_moves(moves, &input.name, written.as_deref()));
                 }
-                out.push('\n');
+                text.push('\n');
             }
         }
     }
     match args.format {
         Format::Json => {
-            out.push_str(&summary_json(&report, &input.name, &engine).to_string());
-            out.push('\n');
+            text.push_str(&summary_json(&report, &input.name, &engine).to_string());
+            text.push('\n');
         }
-        Format::Human => out.push_str(&summary_text(&report, &input.name, &engine, setup)),
+        Format::Human => text.push_str(&summary_text(&report, &input.name, &engine, setup)),
     }
-    // A closed pipe (`ggp validate … | head`) is not an error worth a panic.
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    status
+    out::print(&text)?;
+    Ok(status)
 }
 
 fn run_on<M: Subject>(machine: &mut M, options: &Options) -> Report {
