@@ -270,6 +270,15 @@ fn show_moves(text: &str, game: &str, written: Option<&Path>) -> String {
     out
 }
 
+/// `1 move`, `9 moves`, `1,234 moves`.
+fn moves(n: u64) -> String {
+    format!(
+        "{} move{}",
+        gdl_validate::thousands(n),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
 fn names(report: &Report, which: fn(&Verdict) -> bool) -> String {
     report.named(which).join(", ")
 }
@@ -283,13 +292,13 @@ fn summary_text(report: &Report, name: &str, engine: &str, setup: Duration) -> S
     } else if report.well_formed() {
         "proved well-formed".to_string()
     } else if report.has_errors() {
-        "cannot be evaluated in every reachable state, nothing refuted".to_string()
+        "errors found (see above), nothing refuted".to_string()
     } else {
         "no violation found, not proved".to_string()
     };
     let figures = if report.exhaustive {
         let depth = match report.verdict(Property::Terminates) {
-            Verdict::Proved => format!(", the longest game {} moves", report.depth),
+            Verdict::Proved => format!(", the longest game {}", moves(report.depth)),
             _ => String::new(),
         };
         format!(
@@ -299,15 +308,17 @@ fn summary_text(report: &Report, name: &str, engine: &str, setup: Duration) -> S
         )
     } else {
         let within = match report.complete_depth {
-            Some(d) => format!(" (every state within {d} moves of the start)"),
+            Some(0) => " (not every state one move from the start)".to_string(),
+            Some(d) => format!(" (every state within {} of the start)", moves(d)),
             None => String::new(),
         };
         format!(
-            "{} states found, {} explored{within}, {} random playouts of up to {} moves",
+            "{} states found, {} explored{within}, {} random playout{} of up to {}",
             thousands(report.states),
             thousands(report.explored),
             thousands(report.playouts),
-            thousands(report.longest_playout)
+            if report.playouts == 1 { "" } else { "s" },
+            moves(report.longest_playout)
         )
     };
     let mut out = format!(
