@@ -5,10 +5,11 @@ property) with a counterexample, how many undecided, and the time per game.
 
     cargo build --release -p ggp
     python3 scripts/corpus_validation.py [--seconds 5] [--jobs 1] [--raw FILE] > table.md
+    python3 scripts/corpus_validation.py --from FILE --seconds 5 > table.md
 
 Each game gets `--seconds` for its exploration and playouts (building the reasoner is not
 counted in that budget, but is in the wall time reported). `--raw` keeps every game's JSON
-lines.
+lines; `--from` makes the table again from them.
 """
 
 import argparse
@@ -72,11 +73,16 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--raw")
+    ap.add_argument("--from", dest="source")
     ap.add_argument("extra", nargs="*", help="more `ggp validate` options, after --")
     args = ap.parse_args()
-    files = games()
-    with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda g: validate(g, args.seconds, args.extra), files))
+    if args.source:
+        with open(args.source) as f:
+            results = [json.loads(line) for line in f]
+    else:
+        files = games()
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda g: validate(g, args.seconds, args.extra), files))
     if args.raw:
         with open(args.raw, "w") as f:
             for r in results:
@@ -94,6 +100,9 @@ def main():
     print(f"Budget: `--seconds {args.seconds:g}` per game"
           + (f" (`{' '.join(args.extra)}`)" if args.extra else "") + f", {args.jobs} at a time; "
           f"{len(results)} games in {total_wall / 60:.1f} min of wall time.\n")
+    walls = sorted(r["wall"] for r in results)
+    print(f"Time per game (wall, building the reasoner included): median {walls[len(walls) // 2]:.2f} s, "
+          f"mean {total_wall / len(walls):.2f} s, longest {walls[-1]:.2f} s.\n")
     print("| outcome | games |\n|---|---|")
     for kind in ("proved", "refuted", "undecided", "cannot evaluate", "refused", "failed"):
         if kind in counts:
@@ -101,8 +110,9 @@ def main():
     print("\n| refuted property | games |\n|---|---|")
     for p, n in sorted(by_property.items(), key=lambda x: -x[1]):
         print(f"| {p} | {n} |")
-    print("\n| game | outcome | property / codes | states | depth | exhaustive | playouts | wall s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| game | outcome | property / codes | states | depth | exhaustive | playouts "
+          "| validation s | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         s = r["summary"] or {}
         codes = sorted({f["code"] for f in r["findings"] if f.get("severity") in ("error", "warning")})
@@ -111,7 +121,9 @@ def main():
             detail += " (" + ", ".join(codes) + ")"
         print(f"| {r['game']} | {r['outcome']} | {detail} | {s.get('states', '')} | "
               f"{s.get('depth', '')} | {'yes' if s.get('exhaustive') else ('no' if s else '')} | "
-              f"{s.get('playouts', '')} | {r['wall']:.2f} |")
+              f"{s.get('playouts', '')} | "
+              + (f"{s['seconds']:.2f}" if s else "")
+              + f" | {r['wall']:.2f} |")
 
 
 if __name__ == "__main__":

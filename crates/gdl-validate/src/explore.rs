@@ -541,32 +541,15 @@ impl<M: Subject> Run<'_, M> {
         self.graph.end_row();
     }
 
-    /// The first joint move (in the order of exploration) from node `u` to node `w`.
+    /// A joint move from node `u` to node `w`.
     fn joint_between(&mut self, u: u32, w: u32) -> Option<Vec<TermId>> {
         let state = self.states[u as usize].clone();
-        let target = self.states[w as usize].clone();
-        let mut legal = Vec::new();
-        for role in 0..self.roles {
-            let mut moves = self.m.legal_moves(&state, role).ok()?;
-            moves.sort_unstable();
-            legal.push(moves);
-        }
-        let mut joints: Vec<Vec<TermId>> = vec![Vec::new()];
-        for moves in &legal {
-            joints = joints
-                .into_iter()
-                .flat_map(|j| {
-                    moves.iter().map(move |&m| {
-                        let mut j = j.clone();
-                        j.push(m);
-                        j
-                    })
-                })
-                .collect();
-        }
-        joints
+        let target = &self.states[w as usize].clone();
+        self.m
+            .joint_moves(&state)
+            .ok()?
             .into_iter()
-            .find(|j| self.m.next_state(&state, j).is_ok_and(|s| s == target))
+            .find(|j| self.m.next_state(&state, j).is_ok_and(|s| s == *target))
     }
 
     /// Looks for a cycle among the expanded states; records the shortest path to the first

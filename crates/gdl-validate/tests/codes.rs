@@ -20,6 +20,12 @@ use gdl_validate::codes::{self, VALIDATE_CODES};
 use gdl_validate::{CrossCheck, Finding, Options, Report, Subject, Verdict};
 use rand::rngs::SmallRng;
 
+/// The game written for a code.
+fn case(code: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/codes/{code}.kif"));
+    std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no test input for {code}"))
+}
+
 /// A budget that the cases never reach: the reports do not depend on the clock.
 fn options() -> Options {
     Options {
@@ -240,9 +246,7 @@ fn every_validation_code_has_a_case_and_renders_as_expected() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codes");
     let mut mismatches = Vec::new();
     for info in VALIDATE_CODES {
-        let input = dir.join(format!("{}.kif", info.code));
-        let text = std::fs::read_to_string(&input)
-            .unwrap_or_else(|_| panic!("no test input for {}", info.code));
+        let text = case(info.code);
         let report = validate_case(info.code, &text);
         let checked = gdl_check::check(&text);
         let rendered = report.diagnostics(&checked);
@@ -250,8 +254,8 @@ fn every_validation_code_has_a_case_and_renders_as_expected() {
             rendered
                 .iter()
                 .any(|r| r.diagnostic.code == info.code && r.diagnostic.severity == info.severity),
-            "{} does not produce {}: {rendered:#?}",
-            input.display(),
+            "codes/{}.kif does not produce {}: {rendered:#?}",
+            info.code,
             info.code
         );
         for f in &report.findings {
@@ -285,12 +289,11 @@ fn every_validation_code_has_a_case_and_renders_as_expected() {
 /// in another order).
 #[test]
 fn the_reference_engine_finds_the_same() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codes");
     for info in VALIDATE_CODES {
         if matches!(info.code, codes::ENGINES_DISAGREE | codes::REASONER_BUDGET) {
             continue;
         }
-        let text = std::fs::read_to_string(dir.join(format!("{}.kif", info.code))).unwrap();
+        let text = case(info.code);
         let checked = gdl_check::check(&text);
         let fast = gdl_validate::validate(&mut machine(info.code, &text), &options());
         let mut reference = ReferenceMachine::new(&checked).unwrap();
@@ -324,12 +327,11 @@ fn the_reference_engine_finds_the_same() {
 /// findings.
 #[test]
 fn the_engines_agree_on_every_case() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codes");
     for info in VALIDATE_CODES {
         if matches!(info.code, codes::ENGINES_DISAGREE | codes::REASONER_BUDGET) {
             continue;
         }
-        let text = std::fs::read_to_string(dir.join(format!("{}.kif", info.code))).unwrap();
+        let text = case(info.code);
         let checked = gdl_check::check(&text);
         let Ok(fast) = FastMachine::new(&checked) else {
             continue;
