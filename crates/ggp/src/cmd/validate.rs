@@ -189,6 +189,8 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Resul
         SUCCESS
     };
     let mut text = String::new();
+    // The moves shown so far in text output (without their comments), by finding.
+    let mut shown: Vec<(String, &str)> = Vec::new();
     for r in &rendered {
         let written = match (&args.counterexamples, &r.counterexample) {
             (Some(dir), Some(text)) => {
@@ -215,7 +217,17 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Resul
                 text.push_str(&file.render(&r.diagnostic, reporter.color()));
                 text.push('\n');
                 if let Some(moves) = &r.counterexample {
-                    text.push_str(&show_moves(moves, &input.name, written.as_deref()));
+                    let joints: String = moves.lines().filter(|l| !l.starts_with(';')).collect();
+                    match shown.iter().find(|(j, _)| *j == joints) {
+                        Some((_, name)) if written.is_none() && !joints.is_empty() => text
+                            .push_str(&format!(
+                                "counterexample: the same moves as for {name} above\n"
+                            )),
+                        _ => {
+                            text.push_str(&show_moves(moves, &input.name, written.as_deref()));
+                            shown.push((joints, &r.name));
+                        }
+                    }
                 }
                 text.push('\n');
             }
