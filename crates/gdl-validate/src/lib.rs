@@ -58,7 +58,8 @@ pub struct Options {
     /// Time for the exploration and the playouts (building the machine is not counted).
     /// Exploration may use half of it when the graph does not fit, the playouts the rest.
     pub time: Duration,
-    /// States kept in the explored graph (each costs about 50 bytes plus the state itself).
+    /// States kept in the explored graph (about 130 bytes each for connect four or breakthrough:
+    /// the state, its hash, its place in the table, the way to it, its successors).
     pub max_states: usize,
     /// Random playouts when the exploration does not finish: at most this many (`None`: until
     /// the time is up).

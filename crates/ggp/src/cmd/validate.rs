@@ -24,8 +24,8 @@ pub struct Args {
     /// counted). Half of it at most goes to the exploration when the states do not all fit.
     #[arg(long, default_value_t = 10.0, value_parser = positive_seconds)]
     seconds: f64,
-    /// States kept in memory (each costs about 50 bytes plus the state itself); a game with
-    /// more reachable states is searched, not proved.
+    /// States kept in memory (about 130 bytes each for connect four); a game with more
+    /// reachable states is searched, not proved.
     #[arg(long, value_name = "N", default_value_t = gdl_validate::DEFAULT_MAX_STATES,
           value_parser = count_up_to(gdl_validate::MAX_STATES))]
     max_states: usize,
