@@ -39,6 +39,8 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// Run the GDL language server for editors (on standard input and output).
+    Lsp(cmd::lsp::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page, or write every page into a directory (`--dir`).
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Lsp(args) => cmd::lsp::run(args),
         Command::Completions(args) => cmd::completions::completions(args),
         Command::Man(args) => cmd::completions::man(args),
     };

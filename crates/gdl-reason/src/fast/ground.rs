@@ -92,6 +92,29 @@ pub(crate) struct Limits {
     pub branch_limit: usize,
 }
 
+/// Refuses at once a game whose facts alone are more atoms than the budget allows: every
+/// distinct fact is an atom, so grounding would only fail later, after building tables for
+/// all of them (a description of millions of facts took gigabytes to be refused).
+fn too_many_facts(program: &Program, max_atoms: usize) -> Result<(), GroundError> {
+    let facts = program.rules.iter().filter(|r| r.body.is_empty());
+    if facts.clone().count() <= max_atoms {
+        return Ok(());
+    }
+    // Distinct facts, by a hash of each: a collision can only make the count smaller, so a
+    // refusal is always right.
+    let hasher = rustc_hash::FxBuildHasher;
+    let distinct: rustc_hash::FxHashSet<u64> = facts
+        .map(|r| {
+            use std::hash::BuildHasher;
+            hasher.hash_one((r.head.rel, &r.head.args))
+        })
+        .collect();
+    if distinct.len() > max_atoms {
+        return Err(GroundError::Budget(Stop::TooManyTuples(max_atoms)));
+    }
+    Ok(())
+}
+
 /// Strongly connected components of a graph given by successor lists, in topological order
 /// (a component comes after every component with an edge into it).
 pub(crate) fn components(n: usize, succ: &[Vec<u32>]) -> Vec<Vec<u32>> {
@@ -157,6 +180,7 @@ pub(crate) fn ground(
     store: TermStore,
     limits: &Limits,
 ) -> Result<Ground, GroundError> {
+    too_many_facts(program, limits.budget.max_tuples)?;
     let mut store = store;
     let rules = flatten(program, &mut store, limits.branch_limit).map_err(|e| match e {
         super::normal::NormalError::TooManyBranches(n) => {
