@@ -12,6 +12,7 @@
 //! older version to the current one when it is opened, and a database written by a newer
 //! version is refused rather than misread.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -415,6 +416,13 @@ impl Database {
         &self.path
     }
 
+    /// The SQLite connection, for a program that keeps tables of its own in the same file
+    /// (created by [`MIGRATIONS`], like every table): read-only when the database was opened
+    /// with [`Database::open_existing`].
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
     /// How long to wait for another process's lock before failing with
     /// [`StoreErrorKind::Locked`].
     pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
@@ -513,9 +521,9 @@ impl Database {
 
     /// Runs a batch of jobs in one transaction, each in a savepoint of its own so that one
     /// failing write (a duplicate match id) does not undo the others; then answers each.
-    fn commit_batch(&mut self, jobs: Vec<Job>) {
+    fn commit_batch(&mut self, mut jobs: Vec<Job>) {
         let path = self.path.clone();
-        let mut outcomes: Vec<Result<bool, StoreError>> = Vec::with_capacity(jobs.len());
+        let mut outcomes: Vec<Result<Outcome, StoreError>> = Vec::with_capacity(jobs.len());
         match self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -525,16 +533,24 @@ impl Database {
                 outcomes.extend(jobs.iter().map(|_| Err(e.clone())));
             }
             Ok(mut tx) => {
-                for job in &jobs {
+                for job in &mut jobs {
                     let outcome = match tx.savepoint() {
                         Err(e) => Err(sql_error(&path, e)),
                         Ok(sp) => {
                             let done = match job {
-                                Job::Write(update, _) => apply(&sp, &path, update).map(|()| true),
-                                Job::Abort(match_id, reason, _) => {
-                                    abort(&sp, match_id, reason).map_err(|e| sql_error(&path, e))
+                                Job::Write(update, _) => {
+                                    apply(&sp, &path, update).map(|()| Outcome::Done(true))
                                 }
-                                Job::Flush(_) => Ok(true),
+                                Job::Abort(match_id, reason, _) => abort(&sp, match_id, reason)
+                                    .map(Outcome::Done)
+                                    .map_err(|e| sql_error(&path, e)),
+                                Job::Flush(_) => Ok(Outcome::Done(true)),
+                                Job::Run(work, _) => match work.take() {
+                                    Some(work) => work(&sp)
+                                        .map(Outcome::Value)
+                                        .map_err(|e| sql_error(&path, e)),
+                                    None => Ok(Outcome::Done(true)),
+                                },
                             };
                             match done {
                                 Ok(done) => {
@@ -564,8 +580,9 @@ impl Database {
             // A requester that went away (Ctrl-C) no longer wants the answer.
             match job {
                 Job::Write(_, reply) => drop(reply.send(outcome.map(|_| ()))),
-                Job::Abort(_, _, reply) => drop(reply.send(outcome)),
+                Job::Abort(_, _, reply) => drop(reply.send(outcome.map(|o| o.done()))),
                 Job::Flush(reply) => drop(reply.send(outcome.map(|_| ()))),
+                Job::Run(_, reply) => drop(reply.send(outcome.map(Outcome::value))),
             }
         }
     }
@@ -850,10 +867,37 @@ fn abort(conn: &Connection, match_id: &str, reason: &str) -> rusqlite::Result<bo
     Ok(changed > 0)
 }
 
+/// Work on the writer's connection for [`Store::execute`], its answer boxed.
+type Work = Box<dyn FnOnce(&Connection) -> rusqlite::Result<Box<dyn Any + Send>> + Send>;
+
 enum Job {
     Write(Box<Update>, oneshot::Sender<Result<(), StoreError>>),
     Abort(String, String, oneshot::Sender<Result<bool, StoreError>>),
     Flush(oneshot::Sender<Result<(), StoreError>>),
+    /// The work is taken out when it runs.
+    Run(
+        Option<Work>,
+        oneshot::Sender<Result<Box<dyn Any + Send>, StoreError>>,
+    ),
+}
+
+/// What a job did, before its transaction is committed.
+enum Outcome {
+    Done(bool),
+    Value(Box<dyn Any + Send>),
+}
+
+impl Outcome {
+    fn done(self) -> bool {
+        matches!(self, Outcome::Done(true))
+    }
+
+    fn value(self) -> Box<dyn Any + Send> {
+        match self {
+            Outcome::Value(v) => v,
+            Outcome::Done(done) => Box::new(done),
+        }
+    }
 }
 
 impl Job {
@@ -862,7 +906,7 @@ impl Job {
         match self {
             Job::Write(update, _) => update.ends(),
             Job::Abort(..) => true,
-            Job::Flush(_) => false,
+            Job::Flush(_) | Job::Run(..) => false,
         }
     }
 }
@@ -954,6 +998,31 @@ impl Store {
             Job::Abort(match_id.to_string(), reason.to_string(), reply),
             answer,
         )
+    }
+
+    /// Runs `work` on the writer's connection, in a transaction (and a savepoint of its own,
+    /// so that its failure undoes only its own changes) committed with the writes waiting at
+    /// the same moment; the future completes with its answer once that is durable. For a
+    /// program that keeps tables of its own in the database (see [`MIGRATIONS`]): all writes
+    /// of a process go through one writer, so they never wait on each other's locks.
+    pub fn execute<T, W>(
+        &self,
+        work: W,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + use<T, W>
+    where
+        T: Send + 'static,
+        W: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let work: Work =
+            Box::new(move |conn| work(conn).map(|v| Box::new(v) as Box<dyn Any + Send>));
+        let sent = self.send(Job::Run(Some(work), reply), answer);
+        async move {
+            let value = sent.await?;
+            Ok(*value
+                .downcast::<T>()
+                .expect("the writer answers with the work's own value"))
+        }
     }
 
     /// Completes when every write sent before it is durable.
