@@ -15,7 +15,7 @@ pub use manager::{
     DEFAULT_MAX_STEPS, Event, Finished, MatchConfig, MatchError, PlayerSpec, Progress, Timing,
     ping, run_match, run_match_until,
 };
-pub use record::{MatchRecord, StepError};
+pub use record::{MatchRecord, StepError, utc_date};
 pub use seat::{SeatChannel, SeatMessage, Turn};
 pub use store::{
     DEFAULT_BUSY_TIMEOUT, Database, MIGRATIONS, MatchSummary, MatchWriter, SCHEMA_VERSION, Store,

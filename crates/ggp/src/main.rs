@@ -37,6 +37,9 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// The Gamemaster: a web service to keep games, register players, and run, watch and play
+    /// matches.
+    Serve(cmd::serve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page, or write every page into a directory (`--dir`).
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Completions(args) => cmd::completions::completions(args),
         Command::Man(args) => cmd::completions::man(args),
     };

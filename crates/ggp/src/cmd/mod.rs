@@ -7,6 +7,7 @@ pub mod matches;
 pub mod player;
 pub mod records;
 pub mod replay;
+pub mod serve;
 
 /// The reasoners a command can run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
