@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::{HeaderMap, StatusCode, request::Parts};
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -86,10 +86,12 @@ fn admin_only(who: &Who) -> Result<(), Error> {
     }
 }
 
-/// Query parameters as text, checked by each handler.
-type Params = Query<std::collections::HashMap<String, String>>;
+use crate::extract::{ApiParams as Params, ApiPath as Path};
 
-fn number<T: std::str::FromStr>(params: &Params, name: &str) -> Result<Option<T>, Error> {
+fn number<T: std::str::FromStr>(
+    params: &std::collections::HashMap<String, String>,
+    name: &str,
+) -> Result<Option<T>, Error> {
     params
         .get(name)
         .filter(|v| !v.is_empty())
@@ -272,7 +274,10 @@ async fn delete_player(
 }
 
 /// The filter of a match list from query parameters.
-pub fn filter(params: &Params, limit: i64) -> Result<MatchFilter, Error> {
+pub fn filter(
+    params: &std::collections::HashMap<String, String>,
+    limit: i64,
+) -> Result<MatchFilter, Error> {
     let text = |name: &str| params.get(name).filter(|v| !v.is_empty()).cloned();
     let status = text("status");
     if let Some(s) = &status

@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
-use axum::extract::Path;
-use axum::http::{StatusCode, header};
+use crate::extract::PagePath as Path;
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
@@ -66,6 +66,9 @@ pub async fn serve(Path(name): Path<String>) -> Response {
             *body,
         )
             .into_response(),
-        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+        None => crate::pages::PageError(crate::error::Error::NotFound(
+            "there is no such file".into(),
+        ))
+        .into_response(),
     }
 }

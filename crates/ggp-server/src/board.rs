@@ -22,6 +22,9 @@ use crate::term::Term;
 /// The most rows or columns a board is drawn with.
 const MAX_SIDE: usize = 32;
 
+/// Other fluents listed open; more are folded.
+const MAX_LISTED: usize = 16;
+
 /// Names that are the board when two relations tie.
 const BOARD_NAMES: &[&str] = &["cell", "cellholds", "square", "board", "field", "pos"];
 
@@ -203,9 +206,16 @@ pub fn render(state: &[Term], geometry: Option<&Geometry>) -> Markup {
                     }
                 }
             }
-            @if !others.is_empty() {
+            @if !others.is_empty() && others.len() <= MAX_LISTED {
                 ul.fluents {
                     @for f in &others { li { code { (f) } } }
+                }
+            } @else if !others.is_empty() {
+                details.fluents {
+                    summary { (others.len()) " other fluents" }
+                    ul.fluents {
+                        @for f in &others { li { code { (f) } } }
+                    }
                 }
             }
         }

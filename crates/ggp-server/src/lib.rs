@@ -21,6 +21,7 @@ pub mod auth;
 pub mod board;
 pub mod db;
 pub mod error;
+mod extract;
 pub mod games;
 pub mod highlight;
 pub mod live;
@@ -75,11 +76,12 @@ pub struct StatsInner {
 }
 
 impl Stats {
-    fn finished(&self, timing: ggp_match::Timing) {
+    /// A match finished; `paused` of its manager's own time was spent in delays between steps.
+    fn finished(&self, timing: ggp_match::Timing, paused: Duration) {
         let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         s.matches_finished += 1;
         s.steps += timing.steps as u64;
-        s.manager_micros += timing.own().as_micros() as u64;
+        s.manager_micros += timing.own().saturating_sub(paused).as_micros() as u64;
     }
 
     pub fn get(&self) -> StatsInner {

@@ -44,7 +44,14 @@ pub struct MatchRequest {
     pub playclock: u64,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Milliseconds to wait after each step before the next PLAY (at most a minute), so that
+    /// people can follow fast players; 0 by default.
+    #[serde(default)]
+    pub delay: u64,
 }
+
+/// The longest delay between steps: a minute.
+pub const MAX_DELAY_MS: u64 = 60_000;
 
 /// A created match, and its human seats' tokens (shown once).
 #[derive(Clone, Debug, serde::Serialize)]
@@ -119,6 +126,10 @@ pub struct Live {
     pub seats: Vec<Seat>,
     pub start_clock: Duration,
     pub play_clock: Duration,
+    /// Waited after each step before the next PLAY.
+    pub delay: Duration,
+    /// Delays waited so far.
+    delays: std::sync::atomic::AtomicU32,
     /// Fluents that can hold in the game, for its board.
     hint: Vec<Term>,
     data: Mutex<LiveData>,
@@ -223,10 +234,12 @@ impl Live {
     }
 
     /// After a write is durable: the clock that runs now, turns of past steps dropped, and
-    /// the watchers woken.
-    fn saved(&self) {
+    /// the watchers woken. Returns whether the match is over.
+    fn saved(&self) -> bool {
         let mut data = lock(&self.data);
-        let Some(record) = &data.record else { return };
+        let Some(record) = &data.record else {
+            return false;
+        };
         let steps = record.moves.len();
         let over = record.is_completed || record.is_aborted;
         let clock = if over {
@@ -241,7 +254,7 @@ impl Live {
             Some(Clock {
                 phase: "play",
                 step: steps,
-                deadline: now_ms() + self.play_clock.as_millis() as i64,
+                deadline: now_ms() + (self.delay + self.play_clock).as_millis() as i64,
             })
         };
         if over
@@ -273,6 +286,7 @@ impl Live {
         }
         drop(data);
         self.bump();
+        over
     }
 
     /// START went out and every player answered (or its clock ran out): the first play clock.
@@ -467,6 +481,12 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             )));
         }
     }
+    if req.delay > MAX_DELAY_MS {
+        return Err(Error::BadRequest(format!(
+            "the delay is {} ms: at most a minute ({MAX_DELAY_MS} ms) is allowed",
+            req.delay
+        )));
+    }
     if req.playclock == 0 && req.players.iter().any(|p| p.eq_ignore_ascii_case(HUMAN)) {
         return Err(Error::BadRequest(
             "a match with a human seat needs a play clock of at least a second".into(),
@@ -556,6 +576,8 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         seats,
         start_clock: config.start_clock,
         play_clock: config.play_clock,
+        delay: Duration::from_millis(req.delay),
+        delays: Default::default(),
         hint: crate::games::hint(&version),
         data: Mutex::new(LiveData::default()),
         changed: watch::channel(0).0,
@@ -607,7 +629,12 @@ async fn run(
         let live = save_live.clone();
         async move {
             saved.await.map_err(|e| e.to_string())?;
-            live.saved();
+            let over = live.saved();
+            if !over && !live.delay.is_zero() {
+                live.delays
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(live.delay).await;
+            }
             Ok(())
         }
     };
@@ -627,7 +654,9 @@ async fn run(
     let outcome = run_match_until(config, specs, events, record, stop).await;
     let failure = match outcome {
         Ok(finished) => {
-            gm.stats.finished(finished.timing);
+            // The delays between steps are not the manager's work.
+            let paused = live.delay * live.delays.load(std::sync::atomic::Ordering::Relaxed);
+            gm.stats.finished(finished.timing, paused);
             None
         }
         Err(e @ (MatchError::Rules(_) | MatchError::Players(_))) => {

@@ -1,6 +1,6 @@
 //! The handlers of the pages and their forms.
 
-use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
+use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::Markup;
@@ -12,7 +12,7 @@ use crate::live::{self, MatchRequest};
 use crate::pages::{self, PageError, PageResult, see_other};
 use crate::{AppState, api, games};
 
-type Params = Query<std::collections::HashMap<String, String>>;
+use crate::extract::{PageParams as Params, PagePath as Path};
 
 /// A form's fields, in order; a malformed form is a 400 page.
 pub struct Fields(pub Vec<(String, String)>);
@@ -421,6 +421,7 @@ pub async fn create_match(
         startclock: number("startclock")?.unwrap_or(10),
         playclock: number("playclock")?.unwrap_or(10),
         seed: number("seed")?,
+        delay: number("delay")?.unwrap_or(0),
     };
     let created = match live::create(&gm, request.clone()).await {
         Ok(c) => c,

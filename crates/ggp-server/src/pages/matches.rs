@@ -161,6 +161,8 @@ pub fn new_match(
                             input #seed type="number" name="seed" min="0" placeholder="random";
                         }
                     }
+                    label for="delay" { "Delay between steps (ms), to follow fast players" }
+                    input #delay type="number" name="delay" value="0" min="0" max="60000";
                     button.primary type="submit" { "Start the match" }
                 }
             }
