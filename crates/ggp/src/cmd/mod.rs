@@ -3,6 +3,7 @@ pub mod check;
 pub mod completions;
 pub mod convert;
 pub mod fmt;
+pub mod lsp;
 pub mod matches;
 pub mod player;
 pub mod records;
