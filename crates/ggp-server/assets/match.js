@@ -172,6 +172,7 @@ function follow() {
   async function send(move) {
     if (!turn || sending) return;
     sending = true;
+    const step = turn.step;
     seatStatus.textContent = `Sending ${move}…`;
     seatMoves.replaceChildren();
     decorate();
@@ -183,8 +184,11 @@ function follow() {
       });
       const answer = await r.json().catch(() => ({}));
       if (r.ok) {
-        turn = null;
-        seatStatus.textContent = `You played ${answer.move ?? move}.`;
+        // The next turn may have arrived while the answer was on its way: keep it.
+        if (turn && turn.step === step) {
+          turn = null;
+          seatStatus.textContent = `You played ${answer.move ?? move}.`;
+        }
       } else {
         seatStatus.textContent = answer.error ?? `The move was refused (${r.status}).`;
         if (turn) offer(turn.moves, seatStatus.textContent);

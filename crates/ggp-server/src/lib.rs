@@ -216,7 +216,9 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Headers on every response: only this site's scripts and styles, no framing, no sniffing,
-/// no referrer (seat links carry tokens in their fragment, which is never sent, but still).
+/// no referrer to other sites (seat links carry tokens in their fragment, which is never sent,
+/// but still). `same-origin` rather than `no-referrer`: under `no-referrer` browsers send
+/// `Origin: null` with this site's own forms, which the cross-site check must refuse.
 async fn security_headers(mut response: axum::response::Response) -> axum::response::Response {
     let headers = response.headers_mut();
     let mut set = |name: HeaderName, value: &'static str| {
@@ -228,7 +230,7 @@ async fn security_headers(mut response: axum::response::Response) -> axum::respo
     );
     set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     set(header::X_FRAME_OPTIONS, "DENY");
-    set(header::REFERRER_POLICY, "no-referrer");
+    set(header::REFERRER_POLICY, "same-origin");
     response
 }
 

@@ -303,8 +303,15 @@ impl Live {
         self.bump();
     }
 
-    /// The manager asks a human seat for a move.
+    /// The manager asks a human seat for a move. A seat with one legal move (the `noop` of a
+    /// turn-taking game) has no choice to make: that move is made at once for the person.
     fn turn(&self, seat: usize, turn: ggp_match::Turn) {
+        if let [only] = turn.legal.as_slice() {
+            let only = only.clone();
+            let _ = turn.reply.send(only);
+            self.clear_turn(seat);
+            return;
+        }
         let mut data = lock(&self.data);
         let states = data.record.as_ref().map_or(0, |r| r.states.len());
         // The board's geometry, for the cells the moves name.
