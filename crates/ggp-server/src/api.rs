@@ -408,9 +408,13 @@ pub async fn play(
             }
         },
     };
-    let live = live::get(gm, id).ok_or_else(|| {
-        Error::Conflict(format!("the match `{id}` is not being played (it is over)"))
-    })?;
+    let Some(live) = live::get(gm, id) else {
+        return Err(if gm.db.match_exists(id).await? {
+            Error::Conflict(format!("the match `{id}` is not being played (it is over)"))
+        } else {
+            Error::NotFound(format!("there is no match `{id}`"))
+        });
+    };
     if seat >= live.seats.len() || live.seats[seat].kind != "human" {
         return Err(Error::BadRequest(format!(
             "seat {seat} is not a human seat of this match"

@@ -38,6 +38,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, header};
+use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use tokio::sync::Notify;
 
@@ -211,8 +212,30 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api::router())
         .fallback(web::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(name_method_not_allowed))
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
+}
+
+/// A request with a method the address does not take gets a body saying so (the router's
+/// own answer has none).
+async fn name_method_not_allowed(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let method = request.method().clone();
+    let path: String = request.uri().path().chars().take(200).collect();
+    let response = next.run(request).await;
+    if response.status() != axum::http::StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    (
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        axum::Json(serde_json::json!({
+            "error": format!("`{method}` is not a method that `{path}` takes")
+        })),
+    )
+        .into_response()
 }
 
 /// Headers on every response: only this site's scripts and styles, no framing, no sniffing,

@@ -786,6 +786,36 @@ async fn hostile_requests_are_answered_not_obeyed() {
         }
     }
     assert_eq!(s.get("/matches?limit=-5").await.status, StatusCode::OK);
+    // A move for a match that does not exist, by the admin: not found, not "over".
+    let a = s
+        .api(
+            "POST",
+            "/api/matches/nothing/moves",
+            Some(ADMIN),
+            json!({"move": "noop", "seat": 0}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+    assert_eq!(a.json()["error"], "there is no match `nothing`");
+    // A method an address does not take: said.
+    let a = s.api("PUT", "/api/games", Some(ADMIN), json!({})).await;
+    assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        a.json()["error"],
+        "`PUT` is not a method that `/api/games` takes"
+    );
+    // JSON nested far deeper than any request needs.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let a = s
+        .send(
+            Request::post("/api/matches")
+                .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(deep))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
     // Still serving.
     assert_eq!(s.get("/").await.status, StatusCode::OK);
 }
