@@ -24,11 +24,15 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `chromedriver` on a free port, killed when dropped.
+/// `chromedriver` on a free port, in a process group of its own; the group (the driver and
+/// the browsers it started) is killed when dropped, even when the test fails midway.
 struct Driver(Child, u16);
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -40,8 +44,10 @@ fn start_driver(binary: &PathBuf) -> Driver {
         .local_addr()
         .unwrap()
         .port();
+    use std::os::unix::process::CommandExt;
     let child = Command::new(binary)
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
