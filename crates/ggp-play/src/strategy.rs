@@ -132,6 +132,26 @@ pub enum StrategyKind {
 }
 
 impl StrategyKind {
+    /// The names [`StrategyKind::parse`] knows.
+    pub const NAMES: [&'static str; 2] = ["random", "legal"];
+
+    /// A built-in strategy by name (any case), with its default settings.
+    pub fn parse(name: &str) -> Option<StrategyKind> {
+        match name.to_ascii_lowercase().as_str() {
+            "random" => Some(StrategyKind::Random),
+            "legal" => Some(StrategyKind::Legal),
+            _ => None,
+        }
+    }
+
+    /// The strategy's name, as [`StrategyKind::parse`] reads it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StrategyKind::Random => "random",
+            StrategyKind::Legal => "legal",
+        }
+    }
+
     /// A factory for this strategy; random players of successive matches get successive seeds.
     pub fn factory(self, seed: u64) -> StrategyFactory {
         match self {
@@ -146,5 +166,20 @@ impl StrategyKind {
                 std::sync::Arc::new(|| Box::new(LegalStrategy) as Box<dyn Strategy>)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StrategyKind;
+
+    #[test]
+    fn every_built_in_strategy_is_named_and_read_back() {
+        for name in StrategyKind::NAMES {
+            let kind = StrategyKind::parse(name).unwrap();
+            assert_eq!(kind.name(), name);
+            assert_eq!(StrategyKind::parse(&name.to_ascii_uppercase()), Some(kind));
+        }
+        assert_eq!(StrategyKind::parse("human"), None);
     }
 }
