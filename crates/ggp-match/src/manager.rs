@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::http::{HttpError, PlayerUrl, post};
 use crate::record::{MatchRecord, StepError};
+use crate::seat::{SeatChannel, SeatMessage, Turn};
 
 /// Who plays a role.
 #[derive(Clone, Debug)]
@@ -21,6 +22,9 @@ pub enum PlayerSpec {
     Url(String),
     /// A built-in strategy, run in this process under the same clocks.
     Builtin(StrategyKind),
+    /// A seat whose moves come from a channel (a person at a web page): asked for each move
+    /// with its legal moves, under the same clocks (see [`SeatChannel`]).
+    Channel(SeatChannel),
 }
 
 impl PlayerSpec {
@@ -51,6 +55,7 @@ impl PlayerSpec {
         match self {
             PlayerSpec::Url(url) => url.clone(),
             PlayerSpec::Builtin(kind) => kind.name().into(),
+            PlayerSpec::Channel(seat) => seat.name().into(),
         }
     }
 }
@@ -178,6 +183,7 @@ enum Seat {
     Remote(String),
     /// A built-in player (empty while it thinks).
     Local(Option<Box<LocalPlayer>>),
+    Channel(SeatChannel),
 }
 
 /// A built-in player back from its turn, with the move it chose.
@@ -186,6 +192,8 @@ type LocalTurn = (Box<LocalPlayer>, Result<String, StepError>);
 enum Pending {
     Remote(JoinHandle<Result<String, HttpError>>),
     Local(JoinHandle<LocalTurn>),
+    /// The reply to a [`Turn`] (`None`: the seat is gone), and when to stop waiting for it.
+    Channel(Option<tokio::sync::oneshot::Receiver<String>>, Instant),
 }
 
 fn now_ms() -> u64 {
@@ -511,6 +519,7 @@ where
         .map(|p| match p {
             PlayerSpec::Url(url) => Seat::Remote(url.clone()),
             PlayerSpec::Builtin(_) => Seat::Local(None),
+            PlayerSpec::Channel(seat) => Seat::Channel(seat.clone()),
         })
         .collect();
     let played = {
@@ -543,6 +552,10 @@ where
             .iter()
             .filter_map(|seat| match seat {
                 Seat::Remote(url) => Some(send(url, abort.clone(), wait)),
+                Seat::Channel(seat) => {
+                    seat.send(SeatMessage::Abort);
+                    None
+                }
                 Seat::Local(_) => None,
             })
             .collect();
@@ -594,6 +607,11 @@ where
                     Ok(String::new())
                 }));
             }
+            Seat::Channel(seat) => {
+                seat.send(SeatMessage::Stop {
+                    moves: rec.moves.last().cloned(),
+                });
+            }
         }
     }
     for s in stops {
@@ -636,6 +654,7 @@ where
     let asked = Instant::now();
     let start_limit = config.start_clock.saturating_add(config.grace);
     let mut starting = Vec::new();
+    let mut start_errors = Vec::new();
     let mut seeds = seeds.iter();
     for (k, p) in players.iter().enumerate() {
         match p {
@@ -649,6 +668,23 @@ where
                 });
                 let message = request.to_string();
                 starting.push((k, Err((request, send(url, message, start_limit)))));
+            }
+            PlayerSpec::Channel(seat) => {
+                // Ready at once: a channel seat has nothing to prepare.
+                let told = seat.send(SeatMessage::Start {
+                    match_id: config.match_id.clone(),
+                    role: roles[k].clone(),
+                    seat: k,
+                    start_clock: config.start_clock,
+                    play_clock: config.play_clock,
+                });
+                if !told {
+                    start_errors.push(StepError {
+                        player: k,
+                        kind: "connection".into(),
+                        detail: GONE.into(),
+                    });
+                }
             }
             PlayerSpec::Builtin(kind) => {
                 let seed = *seeds.next().expect("a seed per built-in player");
@@ -675,7 +711,6 @@ where
     }
     // A remote player's reply to START is judged and recorded, but play goes on either way
     // (§8.4): a player that was not ready may still play.
-    let mut start_errors = Vec::new();
     for (k, task) in starting {
         match task {
             Err((request, remote)) => {
@@ -709,6 +744,7 @@ where
         }
     }
     timing.waiting += asked.elapsed();
+    start_errors.sort_by_key(|e| e.player);
     for e in &start_errors {
         rec.start_errors[e.player] = e.text();
     }
@@ -754,6 +790,23 @@ where
                         (local, chosen)
                     })));
                 }
+                Seat::Channel(seat) => {
+                    let legal = {
+                        let r = referee.as_ref().expect("the referee is back");
+                        r.legal[k].iter().map(|&m| r.text(m)).collect()
+                    };
+                    let (reply, answer) = tokio::sync::oneshot::channel();
+                    let told = seat.send(SeatMessage::Turn(Turn {
+                        step,
+                        legal,
+                        deadline: deadline_after(asked, config.play_clock),
+                        reply,
+                    }));
+                    pending.push(Pending::Channel(
+                        told.then_some(answer),
+                        deadline_after(asked, limit),
+                    ));
+                }
             }
         }
         let mut replies: Vec<Result<String, StepError>> = Vec::new();
@@ -774,6 +827,27 @@ where
                         .map_err(|e| MatchError::Game(format!("a built-in player failed: {e}")))?;
                     seats[k] = Seat::Local(Some(local));
                     chosen
+                }
+                Pending::Channel(answer, until) => {
+                    let gone = || StepError {
+                        player: k,
+                        kind: "connection".into(),
+                        detail: GONE.into(),
+                    };
+                    match answer {
+                        None => Err(gone()),
+                        Some(answer) => match tokio::time::timeout_at(until.into(), answer).await {
+                            Ok(Ok(body)) => Ok(body),
+                            Ok(Err(_)) => Err(gone()),
+                            Err(_) => Err(http_error(
+                                k,
+                                HttpError::Timeout,
+                                "play",
+                                config.play_clock,
+                                config.grace,
+                            )),
+                        },
+                    }
                 }
             });
         }
@@ -823,6 +897,9 @@ where
     }
     Ok(())
 }
+
+/// The error detail for a channel seat whose other end is gone.
+const GONE: &str = "nobody is at the seat any more (its channel is closed)";
 
 /// Asks a player for INFO: whether it can be reached at all, and what it says of itself. Any
 /// HTTP reply counts as reachable (`Ok`); a reply that is not an INFO reply (older players do

@@ -324,3 +324,18 @@ impl StrategyKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StrategyKind;
+
+    #[test]
+    fn every_built_in_strategy_is_named_and_read_back() {
+        for name in StrategyKind::NAMES {
+            let kind = StrategyKind::parse(name).unwrap();
+            assert_eq!(kind.name(), name);
+            assert_eq!(StrategyKind::parse(&name.to_ascii_uppercase()), Some(kind));
+        }
+        assert_eq!(StrategyKind::parse("human"), None);
+    }
+}

@@ -41,6 +41,9 @@ enum Command {
     Matches(cmd::records::Args),
     /// Many matches between players, seats rotated, and each player's results.
     Arena(cmd::arena::Args),
+    /// The Gamemaster: a web service to keep games, register players, and run, watch and play
+    /// matches.
+    Serve(cmd::serve::Args),
     /// Run the GDL language server for editors (on standard input and output).
     Lsp(cmd::lsp::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
         Command::Arena(args) => cmd::arena::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
         Command::Completions(args) => cmd::completions::completions(args),
         Command::Man(args) => cmd::completions::man(args),

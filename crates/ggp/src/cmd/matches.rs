@@ -125,7 +125,7 @@ pub fn run(args: Args) -> u8 {
             .iter()
             .map(|p| match p {
                 PlayerSpec::Url(u) => PlayerUrl::parse(u).ok().map(|u| u.to_string()),
-                PlayerSpec::Builtin(_) => None,
+                _ => None,
             })
             .collect();
         for (k, p) in players.iter().enumerate() {
@@ -187,7 +187,7 @@ pub fn run(args: Args) -> u8 {
         .enumerate()
         .filter_map(|(k, p)| match p {
             PlayerSpec::Url(u) => Some((k, u.clone())),
-            PlayerSpec::Builtin(_) => None,
+            _ => None,
         })
         .collect();
     // Host names are looked up, and every remote player asked for INFO, before the match: a
