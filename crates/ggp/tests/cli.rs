@@ -120,6 +120,63 @@ fn replaying_a_moves_file_reproduces_the_random_game() {
 }
 
 #[test]
+fn a_gdl2_replay_prints_what_each_role_sees_on_every_line_but_the_last() {
+    let out = ggp(&["check", "games/montyhall.kif"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = ggp(&["fmt", "--check", "games/montyhall.kif"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let file = temp_file(
+        "monty.moves",
+        "((choose 1) (hide 2))\n(wait (open 3))\n(switch wait)\n",
+    );
+    for engine in ["fast", "reference"] {
+        let out = ggp(&[
+            "replay",
+            "games/montyhall.kif",
+            "--moves",
+            file.to_str().unwrap(),
+            "--engine",
+            engine,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let lines: Vec<serde_json::Value> = text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let sees: Vec<String> = lines.iter().map(|l| l["sees"].to_string()).collect();
+        assert_eq!(
+            sees,
+            [
+                r#"{"contestant":["(picked 1)"],"random":["(picked 1)"]}"#,
+                r#"{"contestant":["(opened 3)"],"random":[]}"#,
+                r#"{"contestant":["(car 2)"],"random":["switch"]}"#,
+                "null",
+            ],
+            "{engine}"
+        );
+        assert!(lines[3].as_object().unwrap().get("sees").is_none());
+        assert_eq!(lines[3]["goals"]["contestant"][0], "100");
+    }
+    let pretty = text(
+        &ggp(&[
+            "replay",
+            "games/montyhall.kif",
+            "--moves",
+            file.to_str().unwrap(),
+            "--pretty",
+        ])
+        .stdout,
+    );
+    assert!(
+        pretty.contains("  sees contestant: (opened 3)\n  sees random: -\n"),
+        "{pretty}"
+    );
+    // A GDL game's lines have no `sees`.
+    let out = ggp(&["replay", "games/tictactoe.kif", "--random", "2"]);
+    assert!(!text(&out.stdout).contains("sees"));
+}
+
+#[test]
 fn an_illegal_move_names_the_step_the_role_and_the_legal_moves() {
     let file = temp_file("illegal.moves", "((play 1 1) wait)\n((play 1 1) wait)\n");
     let out = replay_moves(&file, &[]);

@@ -24,9 +24,9 @@
 //! for each member, its inputs from outside that hold, and sets members true from there along
 //! the cycle's edges, as long as their thresholds are met.
 //!
-//! **Lazy goals.** Gates that only `goal` needs (a piece count, say) are not propagated into:
-//! they are evaluated, in index order, when a goal is asked for, which in a playout is once,
-//! at the end.
+//! **Lazy goals and percepts.** Gates that only `goal` or `sees` need (a piece count, say) are
+//! not propagated into: they are evaluated, in index order, when a goal or a percept is asked
+//! for, which in a playout is once, at the end (percepts: never).
 //!
 //! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
@@ -266,6 +266,7 @@ impl Runtime {
             .iter()
             .chain(std::iter::once(&net.terminal))
             .chain(net.goals.iter().flatten().map(|(_, r)| r))
+            .chain(net.sees.iter().flatten().map(|(_, r)| r))
         {
             uses[node_of(r) as usize] += 1;
         }
@@ -913,7 +914,14 @@ impl Runtime {
         self.run();
     }
 
-    fn clear_moves(&mut self) {
+    /// Whether inputs are switched off after each transition.
+    pub fn clears_inputs(&self) -> bool {
+        self.clear_inputs
+    }
+
+    /// Switches every input off (as after a transition when `legal`, `goal` or `terminal`
+    /// depend on the moves).
+    pub fn clear_moves(&mut self) {
         for role in 0..self.on.len() {
             let old = self.on[role];
             if old != NONE {
