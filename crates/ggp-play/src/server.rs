@@ -104,6 +104,13 @@ fn describe(request: &Request) -> String {
             Some(m) => format!("PLAY {match_id} ({})", m.join(" ")),
         },
         Request::Stop { match_id, .. } => format!("STOP {match_id}"),
+        Request::Sees { match_id, .. } => format!("GDL-II PLAY/STOP {match_id}"),
+        Request::Turn(t) => format!(
+            "{} {} turn {}",
+            if t.stop { "STOP" } else { "PLAY" },
+            t.match_id,
+            t.turn
+        ),
         Request::Abort { match_id } => format!("ABORT {match_id}"),
         Request::Info => "INFO".into(),
         Request::Preview { .. } => "PREVIEW".into(),
@@ -310,6 +317,34 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
                 // A STOP for a match this player does not know (restarted, say): nothing to do.
                 Ok(Reply::Done)
             }
+        }
+        // GDL-II's form with the turn: this player does not play from percepts yet.
+        Request::Turn(ggp_protocol::Turn {
+            stop: false,
+            match_id,
+            ..
+        }) => Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "match {match_id}: this player does not play GDL-II games (a PLAY with a turn and percepts)"
+            ),
+        )),
+        // (Never read from a message: the GameController's GDL-II form reads as PLAY or STOP.)
+        Request::Sees { match_id, .. } => Err((
+            StatusCode::BAD_REQUEST,
+            format!("match {match_id}: not a request a player receives"),
+        )),
+        Request::Turn(ggp_protocol::Turn {
+            stop: true,
+            match_id,
+            ..
+        }) => {
+            shared
+                .sessions
+                .lock()
+                .expect("not poisoned")
+                .remove(&match_id);
+            Ok(Reply::Done)
         }
         Request::Abort { match_id } => {
             shared
