@@ -511,18 +511,43 @@ where
     Ok(out)
 }
 
-/// A built-in player's turn: apply the previous joint move, then choose.
+/// What a built-in player is told of the last step: the joint move (GDL), or its percepts
+/// (GDL-II: the player keeps the states it may be in, as a remote one does).
+fn observe(game: &mut Game, last: Option<&[String]>) -> Result<(), String> {
+    match last {
+        None => Ok(()),
+        Some(percepts) if game.possible.is_some() => game.perceive(None, percepts),
+        Some(moves) => game.apply(moves),
+    }
+}
+
+/// A built-in player's turn: take in the previous step, then choose.
 fn think(
     strategy: &mut dyn Strategy,
     game: &mut Game,
     last: Option<&[String]>,
     clock: Duration,
 ) -> Result<String, String> {
-    if let Some(moves) = last {
-        game.apply(moves)?;
-    }
+    observe(game, last)?;
     let chosen = strategy.select(game, deadline_after(Instant::now(), clock))?;
+    game.last_move = Some(chosen);
     Ok(game.text(chosen))
+}
+
+/// What a built-in player of role `k` is told after the joint moves `moves`: the last joint
+/// move, or in a GDL-II game its percepts of it.
+fn told(
+    gdl2: bool,
+    k: usize,
+    moves: &[Vec<String>],
+    percepts: &[Vec<String>],
+) -> Option<Vec<String>> {
+    let last = moves.last()?;
+    Some(if gdl2 {
+        percepts.get(k).cloned().unwrap_or_default()
+    } else {
+        last.clone()
+    })
 }
 
 /// Runs a match to its end (see [`run_match_until`], with nothing to stop it).
@@ -614,11 +639,6 @@ where
             players.len(),
             if players.len() == 1 { " was" } else { "s were" }
         )));
-    }
-    if gdl2 && players.iter().any(|p| matches!(p, PlayerSpec::Builtin(_))) {
-        return Err(MatchError::Players(
-            "the built-in players (random, legal) cannot play GDL-II games yet: they would see the whole state; seat HTTP players that speak GDL-II".into(),
-        ));
     }
     let mut players: Vec<Option<PlayerSpec>> = players.into_iter().map(Some).collect();
     if let Some(r) = chance {
@@ -735,12 +755,10 @@ where
             )),
             Seat::Local(slot) => {
                 let mut local = slot.take().expect("a built-in player is in its seat");
-                let last = rec.moves.last().cloned();
+                let last = told(gdl2, k, &rec.moves, &last_percepts);
                 stops.push(tokio::task::spawn_blocking(move || {
                     let (strategy, game) = &mut *local;
-                    if let Some(moves) = last {
-                        game.apply(&moves).map_err(HttpError::Protocol)?;
-                    }
+                    observe(game, last.as_deref()).map_err(HttpError::Protocol)?;
                     strategy.stop(game);
                     Ok(String::new())
                 }));
@@ -815,13 +833,7 @@ where
                 starting.push((
                     k,
                     Ok(tokio::task::spawn_blocking(move || {
-                        let mut machine = load(&rules)?;
-                        let state = machine.initial_state().map_err(|e| e.to_string())?;
-                        let mut game = Game {
-                            machine,
-                            state,
-                            role: k,
-                        };
+                        let mut game = Game::new(load(&rules)?, k)?;
                         let mut strategy = factory();
                         strategy.start(&mut game, deadline_after(Instant::now(), start_clock));
                         Ok::<_, String>(Box::new((strategy, game)))
@@ -883,11 +895,10 @@ where
         if step >= config.max_steps {
             return Err(MatchError::TooLong(config.max_steps));
         }
-        let last_percepts = referee
-            .as_ref()
-            .expect("the referee is back")
-            .last_percepts
-            .clone();
+        let (last_percepts, gdl2) = {
+            let r = referee.as_ref().expect("the referee is back");
+            (r.last_percepts.clone(), r.gdl2)
+        };
         let limit = config.play_clock.saturating_add(config.grace);
         // Ask every player at once: remote ones over HTTP, built-in ones on blocking threads.
         let asked = Instant::now();
@@ -908,7 +919,7 @@ where
                 }
                 Seat::Local(slot) => {
                     let mut local = slot.take().expect("a built-in player is in its seat");
-                    let last = rec.moves.last().cloned();
+                    let last = told(gdl2, k, &rec.moves, &last_percepts);
                     let play_clock = config.play_clock;
                     pending.push(Pending::Local(tokio::task::spawn_blocking(move || {
                         let (strategy, game) = &mut *local;

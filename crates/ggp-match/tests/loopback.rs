@@ -803,7 +803,7 @@ async fn a_gdl2_player_of_a_gdl_game_sees_every_move_as_did() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_random_role_is_no_seat_and_built_in_players_do_not_play_gdl2_yet() {
+async fn the_random_role_is_no_seat() {
     let run = |players| {
         run_match(
             config("refused", MONTY),
@@ -823,20 +823,49 @@ async fn the_random_role_is_no_seat_and_built_in_players_do_not_play_gdl2_yet() 
         message.contains("`random` is played by the manager, so 1 player is needed"),
         "{message}"
     );
-    let Err(MatchError::Players(message)) =
-        run(vec![PlayerSpec::Builtin(StrategyKind::Random)]).await
-    else {
-        panic!("a built-in player in a GDL-II game");
-    };
-    assert!(
-        message.contains("cannot play GDL-II games yet"),
-        "{message}"
-    );
     assert!(matches!(
         PlayerSpec::parse("gdl2-turn:127.0.0.1:80"),
         Ok(PlayerSpec::Gdl2(url, ggp_match::Gdl2Form::Turn)) if url == "http://127.0.0.1:80"
     ));
     assert!(PlayerSpec::parse("gdl2:random").is_err());
+}
+
+/// GDL-II players that keep the states they may be in (`ggp_play::Game::perceive`), built in
+/// and behind HTTP, on Monty Hall and Kriegspiel tic-tac-toe (from `../shared`): every move
+/// they send is legal, though they cannot see the state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn gdl2_players_never_send_an_illegal_move() {
+    let mut games = vec![("montyhall.kif".to_string(), MONTY.to_string(), 1)];
+    if let Some(shared) = ggp_testdata::shared_or_skip("gdl2_players_never_send_an_illegal_move") {
+        let dir = shared.join("corpus/gdl2/uwa-hyperplayer");
+        for game in ["kriegTTT_4x4", "montyhall", "mastermind2x3"] {
+            let rules = std::fs::read_to_string(dir.join(format!("{game}.kif"))).unwrap();
+            let seats = if game == "kriegTTT_4x4" { 2 } else { 1 };
+            games.push((game.to_string(), rules, seats));
+        }
+    }
+    for (name, rules, seats) in games {
+        for seed in 0..8u64 {
+            let mut players = Vec::new();
+            for k in 0..seats {
+                players.push(if (seed + k as u64).is_multiple_of(2) {
+                    PlayerSpec::Builtin(if k == 0 {
+                        StrategyKind::Random
+                    } else {
+                        StrategyKind::Legal
+                    })
+                } else {
+                    PlayerSpec::Url(real_player(StrategyKind::Random).await)
+                });
+            }
+            let mut cfg = config(&format!("ii.{seed}"), &rules);
+            cfg.seed = seed;
+            cfg.play_clock = Duration::from_secs(5);
+            let record = play(cfg, players).await;
+            assert!(record.is_completed, "{name}: {:?}", record.abort_reason);
+            no_errors(&record);
+        }
+    }
 }
 
 /// GDL-II corpus games (from `../shared`): a match with a scripted player for every role but
