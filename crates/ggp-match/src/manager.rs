@@ -67,6 +67,7 @@ impl PlayerSpec {
         match lower.as_str() {
             "random" => Ok(PlayerSpec::Builtin(StrategyKind::Random)),
             "legal" => Ok(PlayerSpec::Builtin(StrategyKind::Legal)),
+            "sample" => Ok(PlayerSpec::Builtin(StrategyKind::Sample)),
             _ if text.contains(':') => {
                 PlayerUrl::parse(text)?;
                 Ok(PlayerSpec::Url(if text.contains("://") {
@@ -76,7 +77,7 @@ impl PlayerSpec {
                 }))
             }
             _ => Err(format!(
-                "`{text}` is not a player: use `random`, `legal` or an http:// URL"
+                "`{text}` is not a player: use `random`, `legal`, `sample` or an http:// URL"
             )),
         }
     }
@@ -88,6 +89,7 @@ impl PlayerSpec {
             PlayerSpec::Gdl2(url, Gdl2Form::Turn) => format!("gdl2-turn:{url}"),
             PlayerSpec::Builtin(StrategyKind::Random) => "random".into(),
             PlayerSpec::Builtin(StrategyKind::Legal) => "legal".into(),
+            PlayerSpec::Builtin(StrategyKind::Sample) => "sample".into(),
         }
     }
 

@@ -26,6 +26,11 @@ pub struct Game {
     pub role: RoleIndex,
     /// GDL-II: the states the player may be in (`None` in a GDL game: the state is known).
     pub possible: Option<Vec<State>>,
+    /// GDL-II: how likely each state of `possible` is (not normalised), supposing the other
+    /// roles choose uniformly among their legal moves (as `random` does): the weight of a
+    /// state is the sum over the ways it is reached of the weight they start from times the
+    /// probability of the others' moves.
+    pub weights: Vec<f64>,
     /// GDL-II: the move the player sent last (what it made, unless the manager replaced it).
     pub last_move: Option<TermId>,
     /// Draws the sample of states when there are too many.
@@ -71,6 +76,7 @@ impl Game {
             state,
             role,
             possible,
+            weights: vec![1.0],
             last_move: None,
             rng: SmallRng::seed_from_u64(role as u64),
             history: Vec::new(),
@@ -106,28 +112,33 @@ impl Game {
         seen.sort_unstable();
         seen.dedup();
         self.history.push((own, certain, seen.clone()));
-        let mut next = self.successors(&possible, own, &seen)?;
+        let weights = std::mem::take(&mut self.weights);
+        let mut next = self.successors(&possible, &weights, own, &seen)?;
         if next.is_empty() && own.is_some() && !certain {
             // The manager may have replaced the move this player sent.
-            next = self.successors(&possible, None, &seen)?;
+            next = self.successors(&possible, &weights, None, &seen)?;
         }
         if next.is_empty() {
             // The states kept were a sample without the true one: draw others.
-            next = self.resample()?;
+            next = self.resample()?.into_iter().map(|s| (s, 1.0)).collect();
         }
         if next.is_empty() {
             self.history.pop();
             self.possible = Some(possible);
+            self.weights = weights;
             return Err("no state this player may be in explains its percepts".into());
         }
         if next.len() > MAX_STATES {
+            // A sample, the likelier states more often; each then stands for as much.
             next = next
-                .choose_multiple(&mut self.rng, MAX_STATES)
-                .cloned()
+                .choose_multiple_weighted(&mut self.rng, MAX_STATES, |(_, w)| *w)
+                .map_err(|e| e.to_string())?
+                .map(|(s, _)| (s.clone(), 1.0))
                 .collect();
         }
-        self.state = next[0].clone();
-        self.possible = Some(next);
+        self.state = next[0].0.clone();
+        self.weights = next.iter().map(|(_, w)| *w).collect();
+        self.possible = Some(next.into_iter().map(|(s, _)| s).collect());
         Ok(())
     }
 
@@ -207,12 +218,14 @@ impl Game {
     fn successors(
         &mut self,
         from: &[State],
+        weights: &[f64],
         own: Option<TermId>,
         seen: &[TermId],
-    ) -> Result<Vec<State>, String> {
-        let mut out = Vec::new();
-        let mut found = std::collections::HashSet::new();
-        for state in from {
+    ) -> Result<Vec<(State, f64)>, String> {
+        let mut out: Vec<(State, f64)> = Vec::new();
+        let mut found: std::collections::HashMap<State, usize> = std::collections::HashMap::new();
+        for (k, state) in from.iter().enumerate() {
+            let weight = weights.get(k).copied().unwrap_or(1.0);
             let mut legal = self
                 .machine
                 .all_legal_moves(state)
@@ -226,16 +239,29 @@ impl Game {
             let count = legal
                 .iter()
                 .try_fold(1usize, |n, moves| n.checked_mul(moves.len()));
-            let joints: Vec<Vec<TermId>> = match count {
-                Some(n) if n <= MAX_JOINTS => (0..n).map(|k| nth_joint(&legal, k)).collect(),
-                _ => (0..MAX_JOINTS)
-                    .map(|_| {
-                        legal
-                            .iter()
-                            .map(|moves| *moves.choose(&mut self.rng).expect("a legal move"))
-                            .collect()
-                    })
-                    .collect(),
+            // The probability of each joint move tried: the others' moves uniform (the
+            // player's own is given, or unknown and then each counts fully).
+            let others: f64 = legal
+                .iter()
+                .enumerate()
+                .filter(|&(r, _)| r != self.role)
+                .map(|(_, moves)| moves.len().max(1) as f64)
+                .product();
+            let (joints, p): (Vec<Vec<TermId>>, f64) = match count {
+                Some(n) if n <= MAX_JOINTS => {
+                    ((0..n).map(|k| nth_joint(&legal, k)).collect(), 1.0 / others)
+                }
+                _ => (
+                    (0..MAX_JOINTS)
+                        .map(|_| {
+                            legal
+                                .iter()
+                                .map(|moves| *moves.choose(&mut self.rng).expect("a legal move"))
+                                .collect()
+                        })
+                        .collect(),
+                    1.0 / MAX_JOINTS as f64,
+                ),
             };
             for joint in joints {
                 if joint.len() != legal.len() {
@@ -250,8 +276,12 @@ impl Game {
                         .machine
                         .next_state(state, &joint)
                         .map_err(|e| e.to_string())?;
-                    if found.insert(next.clone()) {
-                        out.push(next);
+                    match found.get(&next) {
+                        Some(&at) => out[at].1 += weight * p,
+                        None => {
+                            found.insert(next.clone(), out.len());
+                            out.push((next, weight * p));
+                        }
                     }
                 }
             }
@@ -317,14 +347,17 @@ impl Game {
             return self.machine.is_terminal(&state).map_err(|e| e.to_string());
         };
         let mut open = Vec::with_capacity(possible.len());
-        for s in &possible {
+        let mut weights = Vec::with_capacity(possible.len());
+        for (k, s) in possible.iter().enumerate() {
             if !self.machine.is_terminal(s).map_err(|e| e.to_string())? {
                 open.push(s.clone());
+                weights.push(self.weights.get(k).copied().unwrap_or(1.0));
             }
         }
         let over = open.is_empty();
         if !over {
             possible = open;
+            self.weights = weights;
             self.state = possible[0].clone();
         }
         self.possible = Some(possible);
@@ -404,11 +437,84 @@ impl Strategy for LegalStrategy {
     }
 }
 
+/// Flat Monte Carlo over the states the player may be in (the HyperPlay approach of GDL-II
+/// players; in a GDL game, the one state): for each legal move, random playouts from states
+/// drawn by their weight, the move made first, the others' moves random; the move with the best
+/// weighted average goal, found by the deadline.
+pub struct SampleStrategy {
+    rng: SmallRng,
+}
+
+/// Playouts run for one move at most (the deadline usually ends them first).
+const SAMPLE_PLAYOUTS: usize = 2000;
+/// Steps of a playout at most.
+const PLAYOUT_STEPS: usize = 500;
+
+impl SampleStrategy {
+    pub fn new(seed: u64) -> SampleStrategy {
+        SampleStrategy {
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+}
+
+impl Strategy for SampleStrategy {
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+        let moves = game.legal_moves()?;
+        if moves.len() <= 1 {
+            return moves.first().copied().ok_or_else(|| "no legal move".into());
+        }
+        let states = game
+            .possible
+            .clone()
+            .unwrap_or_else(|| vec![game.state.clone()]);
+        let weights: Vec<f64> = (0..states.len())
+            .map(|k| game.weights.get(k).copied().unwrap_or(1.0))
+            .collect();
+        let pick =
+            rand::distr::weighted::WeightedIndex::new(&weights).map_err(|e| e.to_string())?;
+        let mut sums = vec![0.0f64; moves.len()];
+        let mut counts = vec![0u32; moves.len()];
+        'rounds: for _ in 0..SAMPLE_PLAYOUTS {
+            for (i, &m) in moves.iter().enumerate() {
+                if Instant::now() >= deadline {
+                    break 'rounds;
+                }
+                let state = &states[rand::distr::Distribution::sample(&pick, &mut self.rng)];
+                let mut joint = game
+                    .machine
+                    .random_joint_move(state, &mut self.rng)
+                    .map_err(|e| e.to_string())?;
+                joint[game.role] = m;
+                let next = game
+                    .machine
+                    .next_state(state, &joint)
+                    .map_err(|e| e.to_string())?;
+                let playout = game
+                    .machine
+                    .random_playout(&next, PLAYOUT_STEPS, &mut self.rng)
+                    .map_err(|e| e.to_string())?;
+                if let Some(goals) = playout.goals {
+                    sums[i] += f64::from(goals[game.role]);
+                    counts[i] += 1;
+                }
+            }
+        }
+        let value = |i: usize| sums[i] / f64::from(counts[i].max(1));
+        let best = (0..moves.len())
+            .max_by(|&a, &b| value(a).total_cmp(&value(b)))
+            .expect("moves");
+        Ok(moves[best])
+    }
+}
+
 /// The built-in strategies by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrategyKind {
     Random,
     Legal,
+    /// [`SampleStrategy`].
+    Sample,
 }
 
 impl StrategyKind {
@@ -424,6 +530,13 @@ impl StrategyKind {
             }
             StrategyKind::Legal => {
                 std::sync::Arc::new(|| Box::new(LegalStrategy) as Box<dyn Strategy>)
+            }
+            StrategyKind::Sample => {
+                let next = std::sync::atomic::AtomicU64::new(seed);
+                std::sync::Arc::new(move || {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Box::new(SampleStrategy::new(seed)) as Box<dyn Strategy>
+                })
             }
         }
     }
@@ -502,5 +615,45 @@ mod tests {
             0,
         );
         assert!(tictactoe.unwrap().possible.is_none());
+    }
+}
+
+#[cfg(test)]
+mod sample_tests {
+    use super::*;
+
+    /// After picking door 1 and seeing door 3 opened, the car is behind door 2 two times in
+    /// three: the weights say so, and the sampling strategy switches.
+    #[test]
+    fn the_sampling_player_switches_doors() {
+        let mut game = Game::new(
+            load(include_str!("../../../games/montyhall.kif")).unwrap(),
+            0,
+        )
+        .unwrap();
+        game.last_move = Some(game.machine.intern("(choose 1)").unwrap());
+        game.perceive(None, &["(picked 1)".into()]).unwrap();
+        game.last_move = Some(game.machine.intern("wait").unwrap());
+        game.perceive(None, &["(opened 3)".into()]).unwrap();
+        let possible = game.possible.clone().unwrap();
+        let weight_of = |car: &str| -> f64 {
+            possible
+                .iter()
+                .zip(&game.weights)
+                .filter(|(s, _)| {
+                    game.machine
+                        .fluents(s)
+                        .iter()
+                        .any(|&f| game.machine.terms().text(game.machine.symbols(), f) == car)
+                })
+                .map(|(_, w)| *w)
+                .sum()
+        };
+        let (one, two) = (weight_of("(car 1)"), weight_of("(car 2)"));
+        assert!((two / one - 2.0).abs() < 1e-9, "{one} {two}");
+        let mut strategy = SampleStrategy::new(5);
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let chosen = strategy.select(&mut game, deadline).unwrap();
+        assert_eq!(game.text(chosen), "switch");
     }
 }
