@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use gdl_reason::{EngineChoice, RoleIndex, StateMachine, TermId};
+use gdl_reason::{EngineChoice, Playout, RoleIndex, StateMachine, TermId};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
@@ -481,20 +481,22 @@ impl Strategy for SampleStrategy {
                     break 'rounds;
                 }
                 let state = &states[rand::distr::Distribution::sample(&pick, &mut self.rng)];
-                let mut joint = game
-                    .machine
-                    .random_joint_move(state, &mut self.rng)
-                    .map_err(|e| e.to_string())?;
+                // A playout the rules cannot finish (a terminal state without one goal value,
+                // a role without legal moves) counts for nothing.
+                let Ok(mut joint) = game.machine.random_joint_move(state, &mut self.rng) else {
+                    continue;
+                };
                 joint[game.role] = m;
-                let next = game
-                    .machine
-                    .next_state(state, &joint)
-                    .map_err(|e| e.to_string())?;
+                let Ok(next) = game.machine.next_state(state, &joint) else {
+                    continue;
+                };
                 let playout = game
                     .machine
-                    .random_playout(&next, PLAYOUT_STEPS, &mut self.rng)
-                    .map_err(|e| e.to_string())?;
-                if let Some(goals) = playout.goals {
+                    .random_playout(&next, PLAYOUT_STEPS, &mut self.rng);
+                if let Ok(Playout {
+                    goals: Some(goals), ..
+                }) = playout
+                {
                     sums[i] += f64::from(goals[game.role]);
                     counts[i] += 1;
                 }
