@@ -8,7 +8,9 @@ the win rate's Wald interval).
 
 Monty Hall is `games/montyhall.kif` (the contestant against the manager's `random`);
 Kriegspiel tic-tac-toe 4x4 is read from ../shared (`$GGP_SHARED`) and skipped when absent: the
-player under test plays each side in turn against `random`. Prints a Markdown table.
+player under test plays each side in turn against `random`. A match the game itself cannot end
+(Kriegspiel's rules give three goal values when both players complete a line at once) is
+counted as failed and left out of the mean. Prints a Markdown table.
 """
 
 import argparse
@@ -63,28 +65,34 @@ def main():
     for strategy in args.strategies.split(","):
         goals = [match(monty, [strategy], seed, args.playclock) for seed in range(args.games)]
         values = [g[0] for g in goals if g]
-        rows.append(("Monty Hall (games/)", strategy, "random (the manager)", values))
+        rows.append(("Monty Hall (games/)", strategy, "random (the manager)", values,
+                     len(goals) - len(values)))
     krieg = os.path.join(SHARED, "corpus", "gdl2", "uwa-hyperplayer", "kriegTTT_4x4.kif")
     if os.path.exists(krieg) and args.krieg_games > 0:
         for strategy in args.strategies.split(","):
             if strategy == "random":
                 continue
             values = []
+            failed = 0
             for seed in range(args.krieg_games):
                 side = seed % 2
                 players = [strategy, "random"] if side == 0 else ["random", strategy]
                 g = match(krieg, players, seed, args.playclock)
                 if g:
                     values.append(g[side])
-            rows.append(("Kriegspiel tic-tac-toe 4x4 (both sides)", strategy, "random", values))
-    print("| game | player | against | games | mean goal | 95% CI |")
-    print("|---|---|---|---|---|---|")
-    for game, player, against, values in rows:
+                else:
+                    failed += 1
+            rows.append(("Kriegspiel tic-tac-toe 4x4 (both sides)", strategy, "random", values,
+                         failed))
+    print("| game | player | against | games | failed | mean goal | 95% CI |")
+    print("|---|---|---|---|---|---|---|")
+    for game, player, against, values, failed in rows:
         if not values:
-            print(f"| {game} | {player} | {against} | 0 | — | — |")
+            print(f"| {game} | {player} | {against} | 0 | {failed} | — | — |")
             continue
         n, mean, half = summary(values)
-        print(f"| {game} | {player} | {against} | {n} | {mean:.1f} | {mean - half:.1f} – {mean + half:.1f} |")
+        print(f"| {game} | {player} | {against} | {n} | {failed} | {mean:.1f} | "
+              f"{mean - half:.1f} – {mean + half:.1f} |")
 
 
 if __name__ == "__main__":

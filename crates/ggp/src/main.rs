@@ -29,6 +29,8 @@ enum Command {
     Convert(cmd::convert::Args),
     /// Play a game with given or random joint moves and print every state it visits.
     Replay(cmd::replay::Args),
+    /// Decide whether games are well-formed: termination, playability, goals, winnability.
+    Validate(cmd::validate::Args),
     /// Measure a reasoner's speed: random playouts for a number of seconds.
     Bench(cmd::bench::Args),
     /// Run an HTTP player that speaks the GGP protocol (START, PLAY, STOP, ABORT, INFO).
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => cmd::fmt::run(args),
         Command::Convert(args) => cmd::convert::run(args),
         Command::Replay(args) => cmd::replay::run(args),
+        Command::Validate(args) => cmd::validate::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),

@@ -151,7 +151,8 @@ impl Reporter {
         }
     }
 
-    fn color(&self) -> bool {
+    /// Whether to colour text output (a terminal, and no `NO_COLOR`).
+    pub fn color(&self) -> bool {
         std::env::var_os("NO_COLOR").is_none()
             && if self.to_stderr {
                 std::io::stderr().is_terminal()

@@ -8,6 +8,7 @@ pub mod matches;
 pub mod player;
 pub mod records;
 pub mod replay;
+pub mod validate;
 
 /// The reasoners a command can run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -96,20 +97,8 @@ pub fn build_machine(
     engine: Engine,
     limits: gdl_reason::reference::Limits,
 ) -> Result<gdl_reason::Machine, u8> {
-    let decode_errors: Vec<_> = input
-        .decode_diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .cloned()
-        .collect();
-    if !decode_errors.is_empty() {
-        let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
-        let _ = reporter.emit(&file, &decode_errors);
-        reporter.message(&format!(
-            "ggp {command}: {}: the description is not valid UTF-8 outside its comments (see `ggp check`)",
-            input.name
-        ));
-        return Err(crate::INPUT_ERRORS);
+    if let Some(status) = refuse_undecodable(command, reporter, input) {
+        return Err(status);
     }
     let spinner =
         crate::progress::Spinner::start(format!("building the reasoner for {}", input.name));
@@ -122,13 +111,47 @@ pub fn build_machine(
             input.name
         ));
     }
-    built.map_err(|diagnostics| {
-        let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
-        let _ = reporter.emit(&file, &diagnostics);
-        reporter.message(&format!(
-            "ggp {command}: {}: the description has errors that leave it without an agreed meaning (see `ggp check`)",
-            input.name
-        ));
-        crate::INPUT_ERRORS
-    })
+    built.map_err(|diagnostics| refused(command, reporter, input, &diagnostics))
+}
+
+/// Reports a description that is not valid UTF-8 outside its comments (the decoding errors,
+/// then a line naming `command`) and returns the exit status to end with; `None` when it is.
+pub fn refuse_undecodable(
+    command: &str,
+    reporter: &crate::report::Reporter,
+    input: &crate::input::Input,
+) -> Option<u8> {
+    let decode_errors: Vec<_> = input
+        .decode_diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    if decode_errors.is_empty() {
+        return None;
+    }
+    let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
+    let _ = reporter.emit(&file, &decode_errors);
+    reporter.message(&format!(
+        "ggp {command}: {}: the description is not valid UTF-8 outside its comments (see `ggp check`)",
+        input.name
+    ));
+    Some(crate::INPUT_ERRORS)
+}
+
+/// Reports why a machine cannot be built for a description (the diagnostics that leave it
+/// without an agreed meaning, then a line naming `command`); returns the exit status.
+pub fn refused(
+    command: &str,
+    reporter: &crate::report::Reporter,
+    input: &crate::input::Input,
+    diagnostics: &[gdl_syntax::Diagnostic],
+) -> u8 {
+    let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
+    let _ = reporter.emit(&file, diagnostics);
+    reporter.message(&format!(
+        "ggp {command}: {}: the description has errors that leave it without an agreed meaning (see `ggp check`)",
+        input.name
+    ));
+    crate::INPUT_ERRORS
 }
