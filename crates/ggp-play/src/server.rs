@@ -106,10 +106,12 @@ fn describe(request: &Request) -> String {
         Request::Stop { match_id, .. } => format!("STOP {match_id}"),
         Request::Sees { match_id, .. } => format!("GDL-II PLAY/STOP {match_id}"),
         Request::Turn(t) => format!(
-            "{} {} turn {}",
+            "{} {} turn {} move {} sees ({})",
             if t.stop { "STOP" } else { "PLAY" },
             t.match_id,
-            t.turn
+            t.turn,
+            t.last_move.as_deref().unwrap_or("NIL"),
+            t.percepts.as_deref().unwrap_or_default().join(" ")
         ),
         Request::Abort { match_id } => format!("ABORT {match_id}"),
         Request::Info => "INFO".into(),

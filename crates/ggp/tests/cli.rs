@@ -407,6 +407,62 @@ fn a_demo_match_between_built_in_players() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// GDL-II end to end: `ggp player` processes (each message form) on Monty Hall; the manager
+/// plays `random`, no move is substituted, and the exported record holds the percepts.
+#[test]
+fn a_gdl2_match_with_ggp_player_processes() {
+    for (k, (strategy, prefix)) in [("sample", ""), ("random", "gdl2-turn:"), ("legal", "gdl2:")]
+        .into_iter()
+        .enumerate()
+    {
+        let (mut player, url, log) = common::spawn_player_with_log(strategy);
+        let db = temp_db(&format!("gdl2-{k}.sqlite"));
+        let id = format!("monty{k}");
+        let out = ggp(&[
+            "match",
+            "games/montyhall.kif",
+            "--player",
+            &format!("{prefix}{url}"),
+            "--db",
+            db.to_str().unwrap(),
+            "--id",
+            &id,
+            "--seed",
+            &k.to_string(),
+        ]);
+        player.kill().unwrap();
+        player.wait().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let record = export(&db, &id);
+        assert_eq!(record["isCompleted"], true, "{record}");
+        assert_eq!(
+            record["playerNamesFromHost"],
+            serde_json::json!([format!("{prefix}{url}"), "(the manager)"])
+        );
+        assert!(
+            record["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|row| row.as_array().unwrap())
+                .all(|e| e == ""),
+            "{record}"
+        );
+        let percepts = record["percepts"].as_array().unwrap();
+        assert_eq!(percepts.len(), 3, "{record}");
+        let chosen = record["moves"][0][0].as_str().unwrap();
+        let door = chosen.trim_end_matches(')').rsplit(' ').next().unwrap();
+        assert_eq!(
+            percepts[0][0],
+            serde_json::json!([format!("(picked {door})")])
+        );
+        // The player was told its percepts, never the host's moves.
+        let log = log.lock().unwrap().clone();
+        assert!(log.contains(&format!("(picked {door})")), "{log}");
+        assert!(!log.contains("(hide "), "{log}");
+    }
+}
+
 #[test]
 fn a_match_between_two_ggp_player_processes() {
     let (mut x, x_url) = spawn_player("random");
