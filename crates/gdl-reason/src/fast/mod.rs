@@ -522,7 +522,7 @@ impl StateMachine for FastMachine {
         self.role_check(role)?;
         self.load(state)?;
         self.set_joint(joint)?;
-        self.rt.settle_lazy();
+        self.rt.settle_sees();
         let mut seen: Vec<TermId> = self.sees[role]
             .iter()
             .filter(|&&(_, holds)| self.rt.value(holds))
