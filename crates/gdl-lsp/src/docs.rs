@@ -1,7 +1,8 @@
 //! What the hover shows: the GDL keywords and distinguished relations as the specification
 //! describes them, and each diagnostic code's page of `docs/codes/`, built into the binary.
 
-/// Every page of `docs/codes/`: (code, markdown).
+/// Every page of `docs/codes/`: (code, markdown). The validator's codes (`V…`, from `ggp
+/// validate`) are here too, so that a hover on one written in a comment explains it.
 macro_rules! doc {
     ($code:literal) => {
         (
@@ -54,6 +55,21 @@ pub const CODE_PAGES: &[(&str, &str)] = &[
     doc!("S012"),
     doc!("S013"),
     doc!("S014"),
+    doc!("V001"),
+    doc!("V002"),
+    doc!("V003"),
+    doc!("V004"),
+    doc!("V005"),
+    doc!("V006"),
+    doc!("V007"),
+    doc!("V008"),
+    doc!("V009"),
+    doc!("V010"),
+    doc!("V011"),
+    doc!("V012"),
+    doc!("V013"),
+    doc!("V014"),
+    doc!("V015"),
     doc!("W001"),
     doc!("W002"),
     doc!("W003"),

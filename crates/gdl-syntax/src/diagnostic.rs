@@ -242,3 +242,50 @@ impl SourceFile {
         from..to.max(from)
     }
 }
+
+/// The JSON object of one diagnostic, as `ggp check --format json` prints it. Field names are
+/// a public interface: `code`, `severity`, `message`, `file`, `start`, `end` (byte offsets, end
+/// exclusive), `line`, `column` (1-based, columns in characters), and `end_line`,
+/// `end_column`, `label`, `help`, `related`, `fix`.
+pub fn to_json(file: &SourceFile, d: &Diagnostic) -> serde_json::Value {
+    use serde_json::json;
+    let (line, column) = file.line_col(d.span.start);
+    let (end_line, end_column) = file.line_col(d.span.end);
+    let related: Vec<_> = d
+        .related
+        .iter()
+        .map(|r| {
+            let (line, column) = file.line_col(r.span.start);
+            json!({"message": r.message, "start": r.span.start, "end": r.span.end,
+                   "line": line, "column": column})
+        })
+        .collect();
+    let fix = d.fix.as_ref().map(|f| {
+        json!({
+            "message": f.message,
+            "applicability": match f.applicability {
+                Applicability::Safe => "safe",
+                Applicability::Unsafe => "unsafe",
+            },
+            "edits": f.edits.iter().map(|e| json!({
+                "start": e.span.start, "end": e.span.end, "replacement": e.replacement
+            })).collect::<Vec<_>>(),
+        })
+    });
+    json!({
+        "code": d.code,
+        "severity": d.severity.as_str(),
+        "message": d.message,
+        "file": file.name,
+        "start": d.span.start,
+        "end": d.span.end,
+        "line": line,
+        "column": column,
+        "end_line": end_line,
+        "end_column": end_column,
+        "label": d.label,
+        "help": d.help,
+        "related": related,
+        "fix": fix,
+    })
+}

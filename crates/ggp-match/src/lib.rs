@@ -1,10 +1,13 @@
 //! The Game Manager: runs a match between players (remote over HTTP, or built in), keeps the
 //! clocks, substitutes a random legal move for an illegal, late or missing one, and records
 //! everything in the ggp.org match format, durably in a SQLite database ([`Store`]) if asked.
+//! A seat is a remote player, a built-in strategy, or a [`SeatChannel`] fed from this process
+//! (a person at a web page), all under the same clocks.
 
 mod http;
 mod manager;
 mod record;
+mod seat;
 mod store;
 
 pub use http::{HttpError, MAX_REPLY, PlayerUrl, post};
@@ -12,7 +15,8 @@ pub use manager::{
     DEFAULT_MAX_STEPS, DID_RULE, Event, Finished, Gdl2Form, MANAGER_PLAYS_RANDOM, MatchConfig,
     MatchError, PlayerSpec, Progress, Timing, ping, run_match, run_match_until,
 };
-pub use record::{MatchRecord, StepError};
+pub use record::{MatchRecord, StepError, utc_date};
+pub use seat::{SeatChannel, SeatMessage, Turn};
 pub use store::{
     DEFAULT_BUSY_TIMEOUT, Database, MIGRATIONS, MatchSummary, MatchWriter, SCHEMA_VERSION, Store,
     StoreError, StoreErrorKind, Update,

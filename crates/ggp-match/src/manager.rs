@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::http::{HttpError, PlayerUrl, post};
 use crate::record::{MatchRecord, StepError};
+use crate::seat::{SeatChannel, SeatMessage, Turn};
 
 /// Who plays a role.
 #[derive(Clone, Debug)]
@@ -27,6 +28,9 @@ pub enum PlayerSpec {
     Gdl2(String, Gdl2Form),
     /// A built-in strategy, run in this process under the same clocks.
     Builtin(StrategyKind),
+    /// A seat whose moves come from a channel (a person at a web page): asked for each move
+    /// with its legal moves, under the same clocks (see [`SeatChannel`]).
+    Channel(SeatChannel),
 }
 
 /// How a GDL-II player is told what it sees.
@@ -90,6 +94,7 @@ impl PlayerSpec {
             PlayerSpec::Builtin(StrategyKind::Random) => "random".into(),
             PlayerSpec::Builtin(StrategyKind::Legal) => "legal".into(),
             PlayerSpec::Builtin(StrategyKind::Sample) => "sample".into(),
+            PlayerSpec::Channel(seat) => seat.name().into(),
         }
     }
 
@@ -97,7 +102,7 @@ impl PlayerSpec {
     pub fn url(&self) -> Option<&str> {
         match self {
             PlayerSpec::Url(url) | PlayerSpec::Gdl2(url, _) => Some(url),
-            PlayerSpec::Builtin(_) => None,
+            PlayerSpec::Builtin(_) | PlayerSpec::Channel(_) => None,
         }
     }
 }
@@ -240,6 +245,7 @@ enum Seat {
     Chance,
     /// A built-in player (empty while it thinks).
     Local(Option<Box<LocalPlayer>>),
+    Channel(SeatChannel),
 }
 
 /// A built-in player back from its turn, with the move it chose.
@@ -249,6 +255,8 @@ enum Pending {
     Remote(JoinHandle<Result<String, HttpError>>),
     Local(JoinHandle<LocalTurn>),
     Chance,
+    /// The reply to a [`Turn`] (`None`: the seat is gone), and when to stop waiting for it.
+    Channel(Option<tokio::sync::oneshot::Receiver<String>>, Instant),
 }
 
 /// A role's answer at a step: a player's reply (or what went wrong), or the manager's own
@@ -690,6 +698,7 @@ where
             Some(PlayerSpec::Url(url)) => Seat::Remote(url.clone(), Form::Moves),
             Some(PlayerSpec::Gdl2(url, form)) => Seat::Remote(url.clone(), Form::Gdl2(*form)),
             Some(PlayerSpec::Builtin(_)) => Seat::Local(None),
+            Some(PlayerSpec::Channel(seat)) => Seat::Channel(seat.clone()),
             None => Seat::Chance,
         })
         .collect();
@@ -723,6 +732,10 @@ where
             .iter()
             .filter_map(|seat| match seat {
                 Seat::Remote(url, _) => Some(send(url, abort.clone(), wait)),
+                Seat::Channel(seat) => {
+                    seat.send(SeatMessage::Abort);
+                    None
+                }
                 Seat::Local(_) | Seat::Chance => None,
             })
             .collect();
@@ -765,6 +778,13 @@ where
                     Ok(String::new())
                 }));
             }
+            Seat::Channel(seat) => {
+                // (In a GDL-II game a channel seat is not told the others' moves; it is not
+                // told its percepts either.)
+                seat.send(SeatMessage::Stop {
+                    moves: rec.moves.last().cloned().filter(|_| !gdl2),
+                });
+            }
         }
     }
     for s in stops {
@@ -806,6 +826,7 @@ where
     let asked = Instant::now();
     let start_limit = config.start_clock.saturating_add(config.grace);
     let mut starting = Vec::new();
+    let mut start_errors = Vec::new();
     let mut seeds = seeds.iter();
     for (k, p) in players.iter().enumerate() {
         match p {
@@ -827,6 +848,23 @@ where
                 let message = request.to_string();
                 starting.push((k, Err((request, send(url, message, start_limit)))));
             }
+            Some(PlayerSpec::Channel(seat)) => {
+                // Ready at once: a channel seat has nothing to prepare.
+                let told = seat.send(SeatMessage::Start {
+                    match_id: config.match_id.clone(),
+                    role: roles[k].clone(),
+                    seat: k,
+                    start_clock: config.start_clock,
+                    play_clock: config.play_clock,
+                });
+                if !told {
+                    start_errors.push(StepError {
+                        player: k,
+                        kind: "connection".into(),
+                        detail: GONE.into(),
+                    });
+                }
+            }
             Some(PlayerSpec::Builtin(kind)) => {
                 let seed = *seeds.next().expect("a seed per built-in player");
                 let factory = kind.factory(seed);
@@ -846,7 +884,6 @@ where
     }
     // A remote player's reply to START is judged and recorded, but play goes on either way
     // (§8.4): a player that was not ready may still play.
-    let mut start_errors = Vec::new();
     for (k, task) in starting {
         match task {
             Err((request, remote)) => {
@@ -880,6 +917,7 @@ where
         }
     }
     timing.waiting += asked.elapsed();
+    start_errors.sort_by_key(|e| e.player);
     for e in &start_errors {
         rec.start_errors[e.player] = e.text();
     }
@@ -934,6 +972,23 @@ where
                         (local, chosen)
                     })));
                 }
+                Seat::Channel(seat) => {
+                    let legal = {
+                        let r = referee.as_ref().expect("the referee is back");
+                        r.legal[k].iter().map(|&m| r.text(m)).collect()
+                    };
+                    let (reply, answer) = tokio::sync::oneshot::channel();
+                    let told = seat.send(SeatMessage::Turn(Turn {
+                        step,
+                        legal,
+                        deadline: deadline_after(asked, config.play_clock),
+                        reply,
+                    }));
+                    pending.push(Pending::Channel(
+                        told.then_some(answer),
+                        deadline_after(asked, limit),
+                    ));
+                }
             }
         }
         let mut replies: Vec<Answer> = Vec::new();
@@ -955,6 +1010,27 @@ where
                         .map_err(|e| MatchError::Game(format!("a built-in player failed: {e}")))?;
                     seats[k] = Seat::Local(Some(local));
                     Answer::Player(chosen)
+                }
+                Pending::Channel(answer, until) => {
+                    let gone = || StepError {
+                        player: k,
+                        kind: "connection".into(),
+                        detail: GONE.into(),
+                    };
+                    Answer::Player(match answer {
+                        None => Err(gone()),
+                        Some(answer) => match tokio::time::timeout_at(until.into(), answer).await {
+                            Ok(Ok(body)) => Ok(body),
+                            Ok(Err(_)) => Err(gone()),
+                            Err(_) => Err(http_error(
+                                k,
+                                HttpError::Timeout,
+                                "play",
+                                config.play_clock,
+                                config.grace,
+                            )),
+                        },
+                    })
                 }
             });
         }
@@ -1045,6 +1121,9 @@ fn message(
     }
     .to_string()
 }
+
+/// The error detail for a channel seat whose other end is gone.
+const GONE: &str = "nobody is at the seat any more (its channel is closed)";
 
 /// Asks a player for INFO: whether it can be reached at all, and what it says of itself. Any
 /// HTTP reply counts as reachable (`Ok`); a reply that is not an INFO reply (older players do

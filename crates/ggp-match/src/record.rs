@@ -82,3 +82,37 @@ impl MatchRecord {
         }
     }
 }
+
+/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
+pub fn utc_date(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_date as date;
+
+    #[test]
+    fn dates_are_utc_civil_dates() {
+        assert_eq!(date(0), "1970-01-01 00:00:00");
+        assert_eq!(date(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(date(1_700_000_000_123), "2023-11-14 22:13:20");
+    }
+}

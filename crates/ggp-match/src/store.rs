@@ -12,6 +12,7 @@
 //! older version to the current one when it is opened, and a database written by a newer
 //! version is refused rather than misread.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -59,7 +60,67 @@ pub const MIGRATIONS: &[&str] = &[
     // for players that were ready), and why an aborted match was aborted.
     "ALTER TABLE matches ADD COLUMN start_errors TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE matches ADD COLUMN abort_reason TEXT;",
-    // 3: GDL-II: what each role saw of the step's joint move (a JSON array in role order of
+    // 3: the Gamemaster's tables (`ggp serve`). Games have immutable versions (the rules, their
+    // roles as a JSON array, the checker's warnings as a JSON array of `ggp check --format
+    // json` objects, where they came from; `engine` and `fluents` are filled in when the
+    // version has been analysed: `fast`, or why the reference engine plays it, and a JSON
+    // array of fluents that can hold, for drawing boards). Registered players keep a SHA-256
+    // of their owner's token; a removed player's row stays for its matches' history. A
+    // served match links a row of `matches` (by its id; the row appears when the match
+    // starts) to the game version it plays, with a row of `seats` per role: a registered
+    // player, a built-in strategy or a person (`human`, with the SHA-256 of the seat's token).
+    "CREATE TABLE games (
+        id      INTEGER PRIMARY KEY,
+        key     TEXT NOT NULL UNIQUE,
+        created INTEGER NOT NULL
+    );
+    CREATE TABLE game_versions (
+        id       INTEGER PRIMARY KEY,
+        game_ref INTEGER NOT NULL REFERENCES games (id),
+        version  INTEGER NOT NULL CHECK (version >= 1),
+        rules    TEXT NOT NULL,
+        hash     TEXT NOT NULL,
+        roles    TEXT NOT NULL,
+        warnings TEXT NOT NULL,
+        source   TEXT NOT NULL,
+        created  INTEGER NOT NULL,
+        engine   TEXT,
+        fluents  TEXT,
+        UNIQUE (game_ref, version)
+    );
+    CREATE TABLE players (
+        id           INTEGER PRIMARY KEY,
+        name         TEXT NOT NULL,
+        url          TEXT NOT NULL,
+        token_hash   TEXT NOT NULL,
+        created      INTEGER NOT NULL,
+        removed      INTEGER,
+        status       TEXT NOT NULL DEFAULT 'unknown'
+                     CHECK (status IN ('unknown', 'available', 'busy', 'unreachable')),
+        info_name    TEXT,
+        detail       TEXT,
+        last_seen    INTEGER,
+        last_checked INTEGER
+    );
+    CREATE UNIQUE INDEX players_by_name ON players (name COLLATE NOCASE) WHERE removed IS NULL;
+    CREATE TABLE served_matches (
+        match_id         TEXT PRIMARY KEY,
+        game_version_ref INTEGER NOT NULL REFERENCES game_versions (id),
+        created          INTEGER NOT NULL,
+        failure          TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE seats (
+        match_id   TEXT NOT NULL REFERENCES served_matches (match_id),
+        seat       INTEGER NOT NULL CHECK (seat >= 0),
+        kind       TEXT NOT NULL CHECK (kind IN ('player', 'builtin', 'human')),
+        player_ref INTEGER REFERENCES players (id),
+        name       TEXT NOT NULL,
+        token_hash TEXT,
+        PRIMARY KEY (match_id, seat)
+    ) WITHOUT ROWID;
+    CREATE INDEX seats_by_player ON seats (player_ref);
+    CREATE INDEX served_by_version ON served_matches (game_version_ref);",
+    // 4: GDL-II: what each role saw of the step's joint move (a JSON array in role order of
     // arrays of terms); NULL in a GDL game.
     "ALTER TABLE steps ADD COLUMN percepts TEXT;",
 ];
@@ -421,6 +482,13 @@ impl Database {
         &self.path
     }
 
+    /// The SQLite connection, for a program that keeps tables of its own in the same file
+    /// (created by [`MIGRATIONS`], like every table): read-only when the database was opened
+    /// with [`Database::open_existing`].
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
     /// How long to wait for another process's lock before failing with
     /// [`StoreErrorKind::Locked`].
     pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
@@ -519,9 +587,9 @@ impl Database {
 
     /// Runs a batch of jobs in one transaction, each in a savepoint of its own so that one
     /// failing write (a duplicate match id) does not undo the others; then answers each.
-    fn commit_batch(&mut self, jobs: Vec<Job>) {
+    fn commit_batch(&mut self, mut jobs: Vec<Job>) {
         let path = self.path.clone();
-        let mut outcomes: Vec<Result<bool, StoreError>> = Vec::with_capacity(jobs.len());
+        let mut outcomes: Vec<Result<Outcome, StoreError>> = Vec::with_capacity(jobs.len());
         match self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -531,16 +599,24 @@ impl Database {
                 outcomes.extend(jobs.iter().map(|_| Err(e.clone())));
             }
             Ok(mut tx) => {
-                for job in &jobs {
+                for job in &mut jobs {
                     let outcome = match tx.savepoint() {
                         Err(e) => Err(sql_error(&path, e)),
                         Ok(sp) => {
                             let done = match job {
-                                Job::Write(update, _) => apply(&sp, &path, update).map(|()| true),
-                                Job::Abort(match_id, reason, _) => {
-                                    abort(&sp, match_id, reason).map_err(|e| sql_error(&path, e))
+                                Job::Write(update, _) => {
+                                    apply(&sp, &path, update).map(|()| Outcome::Done(true))
                                 }
-                                Job::Flush(_) => Ok(true),
+                                Job::Abort(match_id, reason, _) => abort(&sp, match_id, reason)
+                                    .map(Outcome::Done)
+                                    .map_err(|e| sql_error(&path, e)),
+                                Job::Flush(_) => Ok(Outcome::Done(true)),
+                                Job::Run(work, _) => match work.take() {
+                                    Some(work) => work(&sp)
+                                        .map(Outcome::Value)
+                                        .map_err(|e| sql_error(&path, e)),
+                                    None => Ok(Outcome::Done(true)),
+                                },
                             };
                             match done {
                                 Ok(done) => {
@@ -570,8 +646,9 @@ impl Database {
             // A requester that went away (Ctrl-C) no longer wants the answer.
             match job {
                 Job::Write(_, reply) => drop(reply.send(outcome.map(|_| ()))),
-                Job::Abort(_, _, reply) => drop(reply.send(outcome)),
+                Job::Abort(_, _, reply) => drop(reply.send(outcome.map(|o| o.done()))),
                 Job::Flush(reply) => drop(reply.send(outcome.map(|_| ()))),
+                Job::Run(_, reply) => drop(reply.send(outcome.map(Outcome::value))),
             }
         }
     }
@@ -862,10 +939,37 @@ fn abort(conn: &Connection, match_id: &str, reason: &str) -> rusqlite::Result<bo
     Ok(changed > 0)
 }
 
+/// Work on the writer's connection for [`Store::execute`], its answer boxed.
+type Work = Box<dyn FnOnce(&Connection) -> rusqlite::Result<Box<dyn Any + Send>> + Send>;
+
 enum Job {
     Write(Box<Update>, oneshot::Sender<Result<(), StoreError>>),
     Abort(String, String, oneshot::Sender<Result<bool, StoreError>>),
     Flush(oneshot::Sender<Result<(), StoreError>>),
+    /// The work is taken out when it runs.
+    Run(
+        Option<Work>,
+        oneshot::Sender<Result<Box<dyn Any + Send>, StoreError>>,
+    ),
+}
+
+/// What a job did, before its transaction is committed.
+enum Outcome {
+    Done(bool),
+    Value(Box<dyn Any + Send>),
+}
+
+impl Outcome {
+    fn done(self) -> bool {
+        matches!(self, Outcome::Done(true))
+    }
+
+    fn value(self) -> Box<dyn Any + Send> {
+        match self {
+            Outcome::Value(v) => v,
+            Outcome::Done(done) => Box::new(done),
+        }
+    }
 }
 
 impl Job {
@@ -874,7 +978,7 @@ impl Job {
         match self {
             Job::Write(update, _) => update.ends(),
             Job::Abort(..) => true,
-            Job::Flush(_) => false,
+            Job::Flush(_) | Job::Run(..) => false,
         }
     }
 }
@@ -966,6 +1070,31 @@ impl Store {
             Job::Abort(match_id.to_string(), reason.to_string(), reply),
             answer,
         )
+    }
+
+    /// Runs `work` on the writer's connection, in a transaction (and a savepoint of its own,
+    /// so that its failure undoes only its own changes) committed with the writes waiting at
+    /// the same moment; the future completes with its answer once that is durable. For a
+    /// program that keeps tables of its own in the database (see [`MIGRATIONS`]): all writes
+    /// of a process go through one writer, so they never wait on each other's locks.
+    pub fn execute<T, W>(
+        &self,
+        work: W,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + use<T, W>
+    where
+        T: Send + 'static,
+        W: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let work: Work =
+            Box::new(move |conn| work(conn).map(|v| Box::new(v) as Box<dyn Any + Send>));
+        let sent = self.send(Job::Run(Some(work), reply), answer);
+        async move {
+            let value = sent.await?;
+            Ok(*value
+                .downcast::<T>()
+                .expect("the writer answers with the work's own value"))
+        }
     }
 
     /// Completes when every write sent before it is durable.

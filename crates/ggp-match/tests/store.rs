@@ -265,3 +265,47 @@ async fn a_failing_write_ends_the_match_as_aborted() {
     assert!(last.is_aborted && !last.is_completed);
     assert_eq!(last.moves.len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_work_runs_on_the_writer_and_fails_alone() {
+    let path = temp_db("execute.sqlite");
+    let store = Store::open(&path).unwrap();
+    let (played, _) = recorded(&store, "execute.1").await;
+    played.unwrap();
+    // A read and a write of the program's own, on the writer's connection.
+    let count = store
+        .execute(|conn| conn.query_row("SELECT count(*) FROM matches", [], |r| r.get::<_, i64>(0)))
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+    let failing = store.execute(|conn| {
+        conn.execute(
+            "UPDATE matches SET game_name = 'changed' WHERE match_id = 'execute.1'",
+            [],
+        )?;
+        conn.execute("INSERT INTO no_such_table VALUES (1)", [])
+    });
+    let passing = store.execute(|conn| {
+        conn.execute(
+            "UPDATE matches SET abort_reason = 'kept' WHERE match_id = 'execute.1'",
+            [],
+        )
+    });
+    let (failing, passing) = tokio::join!(failing, passing);
+    let e = failing.unwrap_err();
+    assert!(e.message.contains("no_such_table"), "{e}");
+    assert_eq!(passing.unwrap(), 1);
+    store.flush().await.unwrap();
+    // What the failing work changed before it failed is undone; the other work is kept.
+    let db = Database::open_existing(&path).unwrap();
+    let (name, reason): (String, Option<String>) = db
+        .connection()
+        .query_row(
+            "SELECT game_name, abort_reason FROM matches WHERE match_id = 'execute.1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(name, "tictactoe");
+    assert_eq!(reason.as_deref(), Some("kept"));
+}

@@ -520,6 +520,28 @@ pub enum StrategyKind {
 }
 
 impl StrategyKind {
+    /// The names [`StrategyKind::parse`] knows.
+    pub const NAMES: [&'static str; 3] = ["random", "legal", "sample"];
+
+    /// A built-in strategy by name (any case), with its default settings.
+    pub fn parse(name: &str) -> Option<StrategyKind> {
+        match name.to_ascii_lowercase().as_str() {
+            "random" => Some(StrategyKind::Random),
+            "legal" => Some(StrategyKind::Legal),
+            "sample" => Some(StrategyKind::Sample),
+            _ => None,
+        }
+    }
+
+    /// The strategy's name, as [`StrategyKind::parse`] reads it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StrategyKind::Random => "random",
+            StrategyKind::Legal => "legal",
+            StrategyKind::Sample => "sample",
+        }
+    }
+
     /// A factory for this strategy; random players of successive matches get successive seeds.
     pub fn factory(self, seed: u64) -> StrategyFactory {
         match self {
@@ -657,5 +679,20 @@ mod sample_tests {
         let deadline = Instant::now() + std::time::Duration::from_secs(30);
         let chosen = strategy.select(&mut game, deadline).unwrap();
         assert_eq!(game.text(chosen), "switch");
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::StrategyKind;
+
+    #[test]
+    fn every_built_in_strategy_is_named_and_read_back() {
+        for name in StrategyKind::NAMES {
+            let kind = StrategyKind::parse(name).unwrap();
+            assert_eq!(kind.name(), name);
+            assert_eq!(StrategyKind::parse(&name.to_ascii_uppercase()), Some(kind));
+        }
+        assert_eq!(StrategyKind::parse("human"), None);
     }
 }

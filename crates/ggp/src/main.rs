@@ -39,6 +39,9 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// The Gamemaster: a web service to keep games, register players, and run, watch and play
+    /// matches.
+    Serve(cmd::serve::Args),
     /// Run the GDL language server for editors (on standard input and output).
     Lsp(cmd::lsp::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
         Command::Completions(args) => cmd::completions::completions(args),
         Command::Man(args) => cmd::completions::man(args),

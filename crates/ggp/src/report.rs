@@ -3,7 +3,6 @@
 use std::io::{IsTerminal, Write};
 
 use clap::ValueEnum;
-use gdl_syntax::diagnostic::Applicability;
 use gdl_syntax::{Diagnostic, SourceFile};
 use serde_json::json;
 
@@ -15,50 +14,7 @@ pub enum Format {
     Json,
 }
 
-/// The JSON object of one diagnostic. Field names are a public interface: `code`, `severity`,
-/// `message`, `file`, `start`, `end` (byte offsets, end exclusive), `line`, `column` (1-based,
-/// columns in characters), and `end_line`, `end_column`, `label`, `help`, `related`, `fix`.
-pub fn to_json(file: &SourceFile, d: &Diagnostic) -> serde_json::Value {
-    let (line, column) = file.line_col(d.span.start);
-    let (end_line, end_column) = file.line_col(d.span.end);
-    let related: Vec<_> = d
-        .related
-        .iter()
-        .map(|r| {
-            let (line, column) = file.line_col(r.span.start);
-            json!({"message": r.message, "start": r.span.start, "end": r.span.end,
-                   "line": line, "column": column})
-        })
-        .collect();
-    let fix = d.fix.as_ref().map(|f| {
-        json!({
-            "message": f.message,
-            "applicability": match f.applicability {
-                Applicability::Safe => "safe",
-                Applicability::Unsafe => "unsafe",
-            },
-            "edits": f.edits.iter().map(|e| json!({
-                "start": e.span.start, "end": e.span.end, "replacement": e.replacement
-            })).collect::<Vec<_>>(),
-        })
-    });
-    json!({
-        "code": d.code,
-        "severity": d.severity.as_str(),
-        "message": d.message,
-        "file": file.name,
-        "start": d.span.start,
-        "end": d.span.end,
-        "line": line,
-        "column": column,
-        "end_line": end_line,
-        "end_column": end_column,
-        "label": d.label,
-        "help": d.help,
-        "related": related,
-        "fix": fix,
-    })
-}
+pub use gdl_syntax::diagnostic::to_json;
 
 /// Diagnostics of one code printed for each file by default; the rest are counted.
 pub const DEFAULT_MAX_PER_CODE: usize = 100;

@@ -8,6 +8,7 @@ pub mod matches;
 pub mod player;
 pub mod records;
 pub mod replay;
+pub mod serve;
 pub mod validate;
 
 /// The reasoners a command can run on.

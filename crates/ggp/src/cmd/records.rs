@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ggp_match::{Database, MatchRecord};
+use ggp_match::{Database, MatchRecord, utc_date};
 
 use crate::out::errln;
 use crate::{SUCCESS, USAGE_OR_IO, out};
@@ -89,28 +89,6 @@ pub fn run(args: Args) -> u8 {
     }
 }
 
-/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SS` UTC.
-fn date(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
 fn list_table(matches: &[ggp_match::MatchSummary]) -> String {
     if matches.is_empty() {
         return "no matches recorded\n".into();
@@ -121,7 +99,7 @@ fn list_table(matches: &[ggp_match::MatchSummary]) -> String {
             [
                 m.match_id.clone(),
                 m.game_name.clone(),
-                date(m.start_time),
+                utc_date(m.start_time),
                 m.status.clone(),
                 m.steps.to_string(),
                 m.players
@@ -178,7 +156,7 @@ fn show(record: &MatchRecord) -> String {
     out.push_str(&format!("match    {}\n", record.match_id));
     out.push_str(&format!("game     {}\n", record.game_name));
     out.push_str(&format!("status   {}\n", record.status()));
-    out.push_str(&format!("started  {} UTC\n", date(record.start_time)));
+    out.push_str(&format!("started  {} UTC\n", utc_date(record.start_time)));
     out.push_str(&format!(
         "clocks   start {} s, play {} s\n",
         record.start_clock, record.play_clock
@@ -268,16 +246,4 @@ fn show(record: &MatchRecord) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::date;
-
-    #[test]
-    fn dates_are_utc_civil_dates() {
-        assert_eq!(date(0), "1970-01-01 00:00:00");
-        assert_eq!(date(951_782_400_000), "2000-02-29 00:00:00");
-        assert_eq!(date(1_700_000_000_123), "2023-11-14 22:13:20");
-    }
 }

@@ -244,3 +244,195 @@ pub const FOREVER: &str = "(role a)
 (<= (goal a 0) (true (at 0)))
 (<= (goal a 100) (true (at 1)))
 ";
+
+/// A `ggp serve` process, killed when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:port`
+    pub url: String,
+    pub token: String,
+    /// What it wrote on standard error.
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The admin token the tests give `ggp serve`.
+pub const ADMIN_TOKEN: &str = "an-admin-token-for-tests";
+
+/// Starts `ggp serve` on a free port with this database (and `extra` arguments), and waits
+/// until it listens.
+pub fn spawn_server(db: &Path, extra: &[&str]) -> Served {
+    use std::io::{BufRead, Read};
+    let mut args = vec![
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--db",
+        db.to_str().unwrap(),
+        "--admin-token",
+        ADMIN_TOKEN,
+    ];
+    args.extend_from_slice(extra);
+    let mut child = ggp_command(&args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("ggp serve ended: {}", log.lock().unwrap());
+        }
+        log.lock().unwrap().push_str(&line);
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .trim_end_matches('/')
+                .to_string();
+        }
+    };
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    Served {
+        child,
+        url,
+        token: ADMIN_TOKEN.into(),
+        log,
+    }
+}
+
+/// An HTTP/1.0 request: the status, the headers (lower-case names) and the body.
+pub fn http(
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> (u16, Vec<(String, String)>, String) {
+    use std::io::{Read, Write};
+    let rest = url.trim_start_matches("http://");
+    let (address, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut head = format!("{method} {path} HTTP/1.0\r\nHost: {address}\r\n");
+    if let Some(t) = token {
+        head.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    }
+    if let Some(b) = body {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    if let Some(b) = body {
+        stream.write_all(b.as_bytes()).unwrap();
+    }
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).unwrap();
+    let reply = String::from_utf8_lossy(&reply).into_owned();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
+
+/// A JSON request; the status and the body as JSON (`null` if it is not JSON).
+pub fn api(
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let body = body.map(|b| b.to_string());
+    let (status, _, text) = http(method, url, token, body.as_deref());
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// The events of a match's stream, from its beginning to its `end` event: (name, data).
+pub fn events(url: &str) -> Vec<(String, serde_json::Value)> {
+    use std::io::{BufRead, Write};
+    let rest = url.trim_start_matches("http://");
+    let (address, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut out = Vec::new();
+    let (mut name, mut data) = (String::new(), String::new());
+    let mut in_body = false;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            return out;
+        }
+        let line = line.trim_end_matches(['\r', '\n']);
+        if !in_body {
+            in_body = line.is_empty();
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("event:") {
+            name = v.trim().to_string();
+        } else if let Some(v) = line.strip_prefix("data:") {
+            data.push_str(v.trim_start());
+        } else if line.is_empty() && !data.is_empty() {
+            let value = serde_json::from_str(&data).unwrap();
+            let done = name == "end";
+            out.push((std::mem::take(&mut name), value));
+            data.clear();
+            if done {
+                return out;
+            }
+        }
+    }
+}
+
+/// Polls `what` every 50 ms until it gives something (at most `seconds`).
+pub fn wait_for<T>(seconds: u64, mut what: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if let Some(v) = what() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {seconds} s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,480 @@
+//! The JSON API, under `/api` (documented in `docs/api.md`): the same data as the pages.
+//! Reads are open; writes need `Authorization: Bearer <token>`.
+
+use std::time::Duration;
+
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::{HeaderMap, StatusCode, request::Parts};
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::auth::{Who, bearer_token};
+use crate::db::MatchFilter;
+use crate::error::{ApiError, ApiResult, Error};
+use crate::live::{self, MatchRequest};
+use crate::{AppState, games, players};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/games", get(list_games).post(add_game))
+        .route("/games/{key}", get(game))
+        .route("/players", get(list_players).post(add_player))
+        .route(
+            "/players/{name}",
+            get(player).patch(edit_player).delete(delete_player),
+        )
+        .route("/matches", get(list_matches).post(create_match))
+        .route("/matches/{id}", get(match_json))
+        .route("/matches/{id}/events", get(events))
+        .route("/matches/{id}/moves", post(moves))
+        .route("/matches/{id}/abort", post(abort))
+        .route("/server", get(server))
+        .fallback(|| async {
+            ApiError(Error::NotFound(
+                "no such API endpoint (see docs/api.md)".into(),
+            ))
+        })
+}
+
+/// A JSON body, its rejections answered as API errors.
+pub struct Body<T>(pub T);
+
+impl<T, S> FromRequest<S> for Body<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(value)) => Ok(Body(value)),
+            Err(rejection) => Err(ApiError(match rejection.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => Error::TooLarge(format!(
+                    "the request body is larger than {} bytes",
+                    crate::MAX_BODY
+                )),
+                _ => Error::BadRequest(rejection.body_text()),
+            })),
+        }
+    }
+}
+
+/// The bearer token's holder: the admin or a player's owner; 401 otherwise. Checked before the
+/// body is read.
+pub struct Authed(pub Who);
+
+impl FromRequestParts<AppState> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Ok(Authed(state.auth.bearer(state, &parts.headers).await?))
+    }
+}
+
+fn admin_only(who: &Who) -> Result<(), Error> {
+    match who {
+        Who::Admin => Ok(()),
+        Who::Owner { .. } => Err(Error::Forbidden(
+            "this needs the admin token; a player's owner token only edits or removes its player"
+                .into(),
+        )),
+    }
+}
+
+use crate::extract::{ApiParams as Params, ApiPath as Path};
+
+fn number<T: std::str::FromStr>(
+    params: &std::collections::HashMap<String, String>,
+    name: &str,
+) -> Result<Option<T>, Error> {
+    params
+        .get(name)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            v.trim().parse().map_err(|_| {
+                Error::BadRequest(format!("`{name}` must be a whole number, not `{v}`"))
+            })
+        })
+        .transpose()
+}
+
+async fn list_games(State(gm): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!(gm.db.games().await?)))
+}
+
+#[derive(Deserialize)]
+struct NewGame {
+    key: String,
+    rules: String,
+}
+
+async fn add_game(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Body(body): Body<NewGame>,
+) -> ApiResult<Response> {
+    admin_only(&who)?;
+    let (added, checked) =
+        games::add(&gm.db, &body.key, body.rules, Vec::new(), "upload".into()).await?;
+    if added.new {
+        gm.analyse(added.id);
+    }
+    let status = if added.new {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(json!({
+            "key": body.key,
+            "version": added.version,
+            "new": added.new,
+            "roles": checked.roles,
+            "warnings": checked.warnings,
+        })),
+    )
+        .into_response())
+}
+
+async fn game(
+    State(gm): State<AppState>,
+    Path(key): Path<String>,
+    params: Params,
+) -> ApiResult<Json<Value>> {
+    let version = gm.db.version(&key, number(&params, "version")?).await?;
+    let versions = gm.db.versions(&key).await?;
+    let matches = gm
+        .db
+        .matches(MatchFilter {
+            game: Some(key.clone()),
+            limit: 1000,
+            ..MatchFilter::default()
+        })
+        .await?;
+    Ok(Json(json!({
+        "key": version.key,
+        "version": version.version,
+        "roles": version.roles,
+        "engine": version.engine,
+        "hash": version.hash,
+        "warnings": version.warnings,
+        "source": version.source,
+        "created": version.created,
+        "rules": version.rules,
+        "versions": versions,
+        "matches": matches.iter().map(|m| &m.id).collect::<Vec<_>>(),
+    })))
+}
+
+async fn list_players(State(gm): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!(gm.db.players().await?)))
+}
+
+async fn player(State(gm): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+    let p = gm.db.player(&name).await?;
+    let matches = gm
+        .db
+        .matches(MatchFilter {
+            player: Some(p.name.clone()),
+            limit: 1000,
+            ..MatchFilter::default()
+        })
+        .await?;
+    let mut value = json!(p);
+    value["matches"] = json!(matches);
+    Ok(Json(value))
+}
+
+#[derive(Deserialize)]
+struct NewPlayer {
+    name: String,
+    url: String,
+}
+
+/// Registers a player (admin): returns it with its owner's token, once.
+pub async fn register(
+    gm: &AppState,
+    name: &str,
+    url: &str,
+) -> Result<(crate::db::Player, String), Error> {
+    players::check_name(name)?;
+    let url = players::check_url(url)?;
+    let token = crate::auth::new_token();
+    let player = gm
+        .db
+        .add_player(name.to_string(), url, crate::auth::hash(&token))
+        .await?;
+    gm.ping_now.notify_one();
+    Ok((player, token))
+}
+
+async fn add_player(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Body(body): Body<NewPlayer>,
+) -> ApiResult<Response> {
+    admin_only(&who)?;
+    let (player, token) = register(&gm, &body.name, &body.url).await?;
+    let mut value = json!(player);
+    value["token"] = json!(token);
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+/// The registered player `name`, if `who` may edit it.
+pub async fn editable(gm: &AppState, who: &Who, name: &str) -> Result<crate::db::Player, Error> {
+    let p = gm.db.player(name).await?;
+    if p.removed.is_some() {
+        return Err(Error::NotFound(format!(
+            "the player `{}` was removed",
+            p.name
+        )));
+    }
+    if !who.may_edit(p.id) {
+        return Err(Error::Forbidden(format!(
+            "only the admin or the owner of `{}` may change it",
+            p.name
+        )));
+    }
+    Ok(p)
+}
+
+#[derive(Deserialize)]
+struct PlayerEdit {
+    url: String,
+}
+
+async fn edit_player(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Path(name): Path<String>,
+    Body(body): Body<PlayerEdit>,
+) -> ApiResult<Json<Value>> {
+    let p = editable(&gm, &who, &name).await?;
+    let url = players::check_url(&body.url)?;
+    gm.db.set_player_url(p.id, url).await?;
+    gm.ping_now.notify_one();
+    Ok(Json(json!(gm.db.player(&p.name).await?)))
+}
+
+async fn delete_player(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    let p = editable(&gm, &who, &name).await?;
+    gm.db.remove_player(p.id).await?;
+    gm.auth.forget_owner(p.id);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The filter of a match list from query parameters.
+pub fn filter(
+    params: &std::collections::HashMap<String, String>,
+    limit: i64,
+) -> Result<MatchFilter, Error> {
+    let text = |name: &str| params.get(name).filter(|v| !v.is_empty()).cloned();
+    let status = text("status");
+    if let Some(s) = &status
+        && !["live", "finished", "aborted", "unfinished"].contains(&s.as_str())
+    {
+        return Err(Error::BadRequest(format!(
+            "`status` is one of live, finished, aborted and unfinished, not `{s}`"
+        )));
+    }
+    Ok(MatchFilter {
+        status,
+        game: text("game"),
+        player: text("player"),
+        limit: number::<i64>(params, "limit")?
+            .unwrap_or(limit)
+            .clamp(1, 1000),
+        offset: number::<i64>(params, "offset")?.unwrap_or(0).max(0),
+    })
+}
+
+async fn list_matches(State(gm): State<AppState>, params: Params) -> ApiResult<Json<Value>> {
+    let filter = filter(&params, 100)?;
+    Ok(Json(json!(gm.db.matches(filter).await?)))
+}
+
+async fn create_match(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Body(body): Body<MatchRequest>,
+) -> ApiResult<Response> {
+    admin_only(&who)?;
+    let created = live::create(&gm, body).await?;
+    Ok((StatusCode::CREATED, Json(json!(created))).into_response())
+}
+
+/// The record of a match, from the live copy or the database, and its status.
+pub async fn record(
+    gm: &AppState,
+    id: &str,
+) -> Result<(ggp_match::MatchRecord, &'static str), Error> {
+    if let Some(live) = live::get(gm, id)
+        && let Some(record) = live.record()
+    {
+        let status = if record.is_completed {
+            "finished"
+        } else if record.is_aborted {
+            "aborted"
+        } else {
+            "live"
+        };
+        return Ok((record, status));
+    }
+    let record = gm.db.record(id).await?;
+    let status = match record.status() {
+        "unfinished" if live::get(gm, id).is_some() => "live",
+        s => s,
+    };
+    Ok((record, status))
+}
+
+async fn match_json(State(gm): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let (record, status) = record(&gm, &id).await?;
+    let mut value = serde_json::to_value(&record)
+        .map_err(|e| Error::Internal(format!("the record does not serialise: {e}")))?;
+    value["status"] = json!(status);
+    Ok(Json(value))
+}
+
+async fn events(
+    State(gm): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    params: Params,
+) -> ApiResult<Response> {
+    let resume: Option<usize> = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
+    let from = match resume {
+        Some(n) => n,
+        None => number::<usize>(&params, "from")?.unwrap_or(0),
+    };
+    let html = params.get("html").is_some_and(|v| v == "1" || v == "true");
+    let stream = live::watch_match(&gm, &id, from, html).await?;
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+#[derive(Deserialize)]
+struct Move {
+    #[serde(rename = "move")]
+    mv: String,
+    #[serde(default)]
+    step: Option<usize>,
+    /// The seat (its role's index), for the admin token.
+    #[serde(default)]
+    seat: Option<usize>,
+}
+
+/// A human seat's move, with the seat's token (or the admin token and `seat`).
+pub async fn play(
+    gm: &AppState,
+    id: &str,
+    token: Option<&str>,
+    seat: Option<usize>,
+    step: Option<usize>,
+    mv: &str,
+) -> Result<String, Error> {
+    let token = token.ok_or_else(|| {
+        Error::Unauthorized("a move needs the seat's token: `Authorization: Bearer <token>`".into())
+    })?;
+    let seat = match live::seat_of(gm, id, token).await? {
+        Some(s) => s,
+        None => match gm.auth.token(gm, token).await? {
+            Some(Who::Admin) => seat.ok_or_else(|| {
+                Error::BadRequest("with the admin token, say which `seat` moves".into())
+            })?,
+            Some(Who::Owner { .. }) => {
+                return Err(Error::Forbidden(
+                    "this token is not a seat of this match".into(),
+                ));
+            }
+            None => {
+                return Err(Error::Unauthorized(
+                    "the token is not a seat of this match".into(),
+                ));
+            }
+        },
+    };
+    let Some(live) = live::get(gm, id) else {
+        return Err(if gm.db.match_exists(id).await? {
+            Error::Conflict(format!("the match `{id}` is not being played (it is over)"))
+        } else {
+            Error::NotFound(format!("there is no match `{id}`"))
+        });
+    };
+    if seat >= live.seats.len() || live.seats[seat].kind != "human" {
+        return Err(Error::BadRequest(format!(
+            "seat {seat} is not a human seat of this match"
+        )));
+    }
+    live.submit(seat, step, mv)
+}
+
+async fn moves(
+    State(gm): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Body(body): Body<Move>,
+) -> ApiResult<Response> {
+    let chosen = play(
+        &gm,
+        &id,
+        bearer_token(&headers),
+        body.seat,
+        body.step,
+        &body.mv,
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"move": chosen}))).into_response())
+}
+
+/// Stops a live match (admin); `?reason=` says why (500 characters at most).
+async fn abort(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<StatusCode> {
+    admin_only(&who)?;
+    let reason = params
+        .get("reason")
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| r.chars().take(500).collect::<String>())
+        .unwrap_or_else(|| "aborted by the admin".into());
+    stop(&gm, &id, reason).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// Stops a live match.
+pub async fn stop(gm: &AppState, id: &str, reason: String) -> Result<(), Error> {
+    match live::get(gm, id) {
+        Some(live) if live.stop(reason) => Ok(()),
+        _ => Err(Error::Conflict(format!(
+            "the match `{id}` is not being played"
+        ))),
+    }
+}
+
+async fn server(State(gm): State<AppState>) -> ApiResult<Json<Value>> {
+    let stats = gm.stats.get();
+    Ok(Json(json!({
+        "live": live::all(&gm).len(),
+        "matchesFinished": stats.matches_finished,
+        "steps": stats.steps,
+        "managerMicros": stats.manager_micros,
+        "managerMicrosPerStep": stats.manager_micros.checked_div(stats.steps),
+    })))
+}

@@ -1,0 +1,408 @@
+//! The repository of games: checking rules before they are kept, importing a directory,
+//! and analysing each version once in the background (which engine plays it, and which
+//! fluents can hold, for drawing its board).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gdl_reason::StateMachine;
+use gdl_syntax::{Diagnostic, Item, SourceFile, Term as AstTerm};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use sha2::{Digest, Sha256};
+
+use crate::db::{Added, Db, Version};
+use crate::error::Error;
+
+/// The largest rules accepted: a mebibyte (the largest game of the corpus is 425 KB).
+pub const MAX_RULES: usize = 1 << 20;
+
+/// The longest game key.
+pub const MAX_KEY: usize = 64;
+
+/// What the checker says of rules that can be kept.
+#[derive(Debug)]
+pub struct Checked {
+    pub roles: Vec<String>,
+    /// Every diagnostic, as `ggp check --format json` objects (none blocks reasoning).
+    pub warnings: Vec<serde_json::Value>,
+}
+
+/// Checks a game key: 1 to 64 ASCII letters, digits, `.`, `_` and `-`, beginning with a
+/// letter or a digit (it appears in URLs and match ids).
+pub fn check_key(key: &str) -> Result<(), Error> {
+    let ok = !key.is_empty()
+        && key.len() <= MAX_KEY
+        && key.as_bytes()[0].is_ascii_alphanumeric()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::BadRequest(format!(
+            "`{}` is not a game key: 1 to {MAX_KEY} ASCII letters, digits, `.`, `_` and `-`, beginning with a letter or a digit",
+            key.escape_debug()
+        )))
+    }
+}
+
+/// A key from a file name: its stem, with anything a key cannot hold replaced by `_`.
+pub fn key_from_file_name(name: &str) -> String {
+    let stem = Path::new(name)
+        .file_stem()
+        .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+    let mut key: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_KEY)
+        .collect();
+    if !key.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        key.insert(0, 'g');
+        key.truncate(MAX_KEY);
+    }
+    key
+}
+
+/// The SHA-256 of rules, in hex.
+pub fn rules_hash(rules: &str) -> String {
+    Sha256::digest(rules.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks rules as `ggp check` does: refused (422, with every diagnostic) when they have
+/// errors that leave them without an agreed meaning, or no role; accepted with their
+/// diagnostics otherwise. `decoding` are the diagnostics of reading the bytes as UTF-8.
+pub fn check_rules(name: &str, text: &str, decoding: Vec<Diagnostic>) -> Result<Checked, Error> {
+    if text.len() > MAX_RULES {
+        return Err(Error::TooLarge(format!(
+            "the rules have {} bytes; at most {MAX_RULES} (1 MiB) are accepted",
+            text.len()
+        )));
+    }
+    let checked = gdl_check::check(text);
+    let mut diagnostics = decoding;
+    diagnostics.extend(checked.diagnostics.iter().cloned());
+    diagnostics.sort_by_key(|d| d.span);
+    let blocking: Vec<&Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| d.is_error() && gdl_check::blocks_reasoning(d.code))
+        .collect();
+    let file = SourceFile::new(name, text);
+    let json: Vec<serde_json::Value> = diagnostics
+        .iter()
+        .map(|d| gdl_syntax::diagnostic::to_json(&file, d))
+        .collect();
+    if !blocking.is_empty() {
+        let rendered = blocking.iter().map(|d| file.render(d, false)).collect();
+        return Err(Error::Unprocessable {
+            message: format!(
+                "the rules have {} error{} that leave{} them without an agreed meaning",
+                blocking.len(),
+                if blocking.len() == 1 { "" } else { "s" },
+                if blocking.len() == 1 { "s" } else { "" },
+            ),
+            diagnostics: json,
+            rendered,
+        });
+    }
+    let roles = roles(text);
+    if roles.is_empty() {
+        return Err(Error::Unprocessable {
+            message: "the rules have no `role`: nobody could play them".into(),
+            diagnostics: json,
+            rendered: Vec::new(),
+        });
+    }
+    Ok(Checked {
+        roles,
+        warnings: json,
+    })
+}
+
+/// The roles, as the rules spell them, in order, each once.
+fn roles(text: &str) -> Vec<String> {
+    let parse = gdl_syntax::parse(text);
+    let mut roles: Vec<String> = Vec::new();
+    for item in &parse.description.items {
+        if let Item::Fact(s) = item
+            && s.name.text.eq_ignore_ascii_case("role")
+            && let [AstTerm::Constant(name)] = &*s.args
+            && !roles.iter().any(|r| r.eq_ignore_ascii_case(name.text))
+        {
+            roles.push(name.text.to_string());
+        }
+    }
+    roles
+}
+
+/// Checks and keeps a version of a game; returns what was added and the version.
+pub async fn add(
+    db: &Db,
+    key: &str,
+    text: String,
+    decoding: Vec<Diagnostic>,
+    source: String,
+) -> Result<(Added, Checked), Error> {
+    check_key(key)?;
+    let name = format!("{key}.kif");
+    let (checked, text) = tokio::task::spawn_blocking(move || {
+        let checked = check_rules(&name, &text, decoding);
+        (checked, text)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("checking the rules failed: {e}")))?;
+    let checked = checked?;
+    let hash = rules_hash(&text);
+    let added = db
+        .add_version(
+            key.to_string(),
+            text,
+            hash,
+            checked.roles.clone(),
+            checked.warnings.clone(),
+            source,
+        )
+        .await?;
+    Ok((added, checked))
+}
+
+/// What importing a directory did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub added: usize,
+    pub unchanged: usize,
+    /// Files refused, and why.
+    pub refused: Vec<(PathBuf, String)>,
+}
+
+/// Every `.kif` file under `dir`, recursively, in name order.
+fn kif_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries =
+            std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => pending.push(path),
+                Ok(_)
+                    if path
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("kif")) =>
+                {
+                    out.push(path)
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Imports every `.kif` file under `dir`: its key is its file name's stem; rules that are the
+/// key's latest version already add nothing; files with blocking errors are refused.
+pub async fn import(db: &Db, dir: &Path) -> Result<Imported, String> {
+    let files = kif_files(dir)?;
+    let mut report = Imported::default();
+    for path in files {
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                report.refused.push((path, format!("cannot read it: {e}")));
+                continue;
+            }
+        };
+        let (text, decoding) = gdl_syntax::cst::decode(&bytes);
+        let key = key_from_file_name(&path.to_string_lossy());
+        match add(db, &key, text, decoding, path.display().to_string()).await {
+            Ok((added, _)) if added.new => report.added += 1,
+            Ok(_) => report.unchanged += 1,
+            Err(e) => report.refused.push((path, e.message().to_string())),
+        }
+    }
+    Ok(report)
+}
+
+/// The most fluents kept per version for drawing boards.
+const MAX_FLUENTS: usize = 20_000;
+
+/// How long the analysis of one version may play random games to see its fluents.
+const SAMPLE_TIME: Duration = Duration::from_secs(2);
+
+/// Which engine plays the rules (`fast`, `reference: <why>`, `unplayable: <why>`) and the
+/// fluents that can hold: the `base` facts, or those seen in random games within
+/// [`SAMPLE_TIME`].
+pub fn analyse(rules: &str) -> (String, Vec<String>) {
+    let mut machine = match ggp_play::load(rules) {
+        Ok(m) => m,
+        Err(e) => return (format!("unplayable: {e}"), Vec::new()),
+    };
+    let engine = match machine.fallback() {
+        None => "fast".to_string(),
+        Some(why) => format!("reference: {why}"),
+    };
+    let mut seen = BTreeSet::new();
+    let spelled = |m: &ggp_play::Machine, t| m.terms().spelled(m.symbols(), t);
+    let initial = match machine.initial_state() {
+        Ok(s) => s,
+        Err(e) => return (format!("unplayable: {e}"), Vec::new()),
+    };
+    for f in machine.fluents(&initial) {
+        seen.insert(spelled(&machine, f));
+    }
+    match machine.base_fluents() {
+        Ok(Some(base)) => {
+            for f in base.into_iter().take(MAX_FLUENTS) {
+                seen.insert(spelled(&machine, f));
+            }
+        }
+        _ => {
+            let deadline = Instant::now() + SAMPLE_TIME;
+            let mut rng = SmallRng::seed_from_u64(1);
+            'games: for _ in 0..64 {
+                let mut state = initial.clone();
+                for _ in 0..500 {
+                    if Instant::now() > deadline || seen.len() >= MAX_FLUENTS {
+                        break 'games;
+                    }
+                    match machine.is_terminal(&state) {
+                        Ok(false) => {}
+                        _ => break,
+                    }
+                    let Ok(joint) = machine.random_joint_move(&state, &mut rng) else {
+                        break;
+                    };
+                    let Ok(next) = machine.next_state(&state, &joint) else {
+                        break;
+                    };
+                    state = next;
+                    for f in machine.fluents(&state) {
+                        seen.insert(spelled(&machine, f));
+                    }
+                }
+            }
+        }
+    }
+    (engine, seen.into_iter().take(MAX_FLUENTS).collect())
+}
+
+/// Analyses versions one at a time on a thread of its own, as their ids arrive (and those not
+/// analysed yet at start).
+pub fn start_analysis(
+    db: Db,
+    runtime: tokio::runtime::Handle,
+) -> tokio::sync::mpsc::UnboundedSender<i64> {
+    let (queue, mut ids) = tokio::sync::mpsc::unbounded_channel::<i64>();
+    let first = queue.clone();
+    let scan = db.clone();
+    runtime.spawn(async move {
+        if let Ok(pending) = scan.unanalysed().await {
+            for (id, _) in pending {
+                let _ = first.send(id);
+            }
+        }
+    });
+    std::thread::Builder::new()
+        .name("ggp-serve-analysis".into())
+        .spawn(move || {
+            let mut done = std::collections::HashSet::new();
+            while let Some(id) = ids.blocking_recv() {
+                if !done.insert(id) {
+                    continue;
+                }
+                let rules = runtime.block_on(db.read(move |d| {
+                    d.connection()
+                        .query_row(
+                            "SELECT rules FROM game_versions WHERE id = ?1 AND engine IS NULL",
+                            [id],
+                            |r| r.get::<_, String>(0),
+                        )
+                        .map_err(|e| Error::NotFound(e.to_string()))
+                }));
+                let Ok(rules) = rules else { continue };
+                let (engine, fluents) = analyse(&rules);
+                let _ = runtime.block_on(db.set_analysis(id, engine, fluents));
+            }
+        })
+        .expect("a thread can be started");
+    queue
+}
+
+/// The fluents of a version as terms, for [`crate::board::Geometry::detect`].
+pub fn hint(version: &Version) -> Vec<crate::term::Term> {
+    version
+        .fluents
+        .iter()
+        .flatten()
+        .filter_map(|f| crate::term::parse(f))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_checked_and_made_from_file_names() {
+        assert!(check_key("tictactoe").is_ok());
+        assert!(check_key("connect-4_v2.1").is_ok());
+        for bad in ["", ".hidden", "a b", "<script>", "é", &"a".repeat(65)] {
+            assert!(check_key(bad).is_err(), "{bad}");
+        }
+        assert_eq!(key_from_file_name("games/tic tac<toe>.kif"), "tic_tac_toe_");
+        assert_eq!(key_from_file_name("_x.kif"), "g_x");
+        assert!(check_key(&key_from_file_name("ü.kif")).is_ok());
+    }
+
+    #[test]
+    fn rules_with_blocking_errors_are_refused_with_their_diagnostics() {
+        let refused = check_rules(
+            "bad.kif",
+            "(role x)\n(<= (legal x ?m) (true (p)))\n",
+            Vec::new(),
+        );
+        match refused {
+            Err(Error::Unprocessable {
+                diagnostics,
+                rendered,
+                ..
+            }) => {
+                assert!(
+                    diagnostics.iter().any(|d| d["code"] == "E001"),
+                    "{diagnostics:?}"
+                );
+                assert!(
+                    rendered.iter().any(|r| r.contains("bad.kif:2:")),
+                    "{rendered:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let ok = check_rules(
+            "ok.kif",
+            include_str!("../../../games/tictactoe.kif"),
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(ok.roles, ["x", "o"]);
+    }
+
+    #[test]
+    fn analysis_names_the_engine_and_the_fluents() {
+        let (engine, fluents) = analyse(include_str!("../../../games/tictactoe.kif"));
+        assert_eq!(engine, "fast");
+        assert!(fluents.iter().any(|f| f == "(square 2 2 x)"), "{fluents:?}");
+    }
+}

@@ -1,0 +1,284 @@
+//! The Gamemaster: `ggp serve`, a web service where people keep games, register players, run
+//! and watch matches, and play them.
+//!
+//! One process serves an HTML interface ([`pages`], rendered on the server, with a few small
+//! ES modules from `assets/`) and a JSON API ([`api`]) over the same data: the match database
+//! of `ggp match` (`ggp_match::Store`), whose migrations also create the Gamemaster's tables
+//! ([`db`]). Matches run in the server with the Game Manager as it is
+//! (`ggp_match::run_match_until`); people play through channel seats
+//! (`ggp_match::SeatChannel`), under the same clocks as every player ([`live`]). A match is
+//! watched through a stream of server-sent events. Registered players are asked INFO now and
+//! then ([`players`]); nothing else is ever sent to their URLs but the GGP protocol.
+//!
+//! Security: everything from outside (rules, names, URLs, replies) goes into pages through
+//! the template engine, which escapes it; pages send a Content-Security-Policy that allows
+//! only this site's own scripts and styles. Writes need a token ([`auth`]). Request bodies are
+//! limited to [`MAX_BODY`] (rules to [`games::MAX_RULES`]).
+
+pub mod api;
+pub mod assets;
+pub mod auth;
+pub mod board;
+pub mod db;
+pub mod error;
+mod extract;
+pub mod games;
+pub mod highlight;
+pub mod live;
+pub mod pages;
+pub mod players;
+pub mod term;
+mod web;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use tokio::sync::Notify;
+
+/// The largest request body: 2 MiB (rules of up to 1 MiB, in a form).
+pub const MAX_BODY: usize = 2 << 20;
+
+/// How a Gamemaster is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The match database.
+    pub db: PathBuf,
+    /// Directories whose `.kif` files are imported at start.
+    pub games: Vec<PathBuf>,
+    /// The admin token.
+    pub admin_token: String,
+    /// How often registered players are asked INFO.
+    pub ping_interval: Duration,
+    /// Added to each clock for the network before a reply is late.
+    pub grace: Duration,
+    /// A game still running after this many joint moves is aborted.
+    pub max_steps: usize,
+}
+
+/// What the server did: matches finished and the manager's own time in them.
+#[derive(Default)]
+pub struct Stats {
+    inner: Mutex<StatsInner>,
+}
+
+#[derive(Default, Clone, Copy, Debug, serde::Serialize)]
+pub struct StatsInner {
+    pub matches_finished: u64,
+    pub steps: u64,
+    /// The manager's own time (everything but waiting for players) over those matches.
+    pub manager_micros: u64,
+}
+
+impl Stats {
+    /// A match finished; `paused` of its manager's own time was spent in delays between steps.
+    fn finished(&self, timing: ggp_match::Timing, paused: Duration) {
+        let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        s.matches_finished += 1;
+        s.steps += timing.steps as u64;
+        s.manager_micros += timing.own().saturating_sub(paused).as_micros() as u64;
+    }
+
+    pub fn get(&self) -> StatsInner {
+        *self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The server's state, shared by every request and match.
+pub struct Gamemaster {
+    pub config: Config,
+    pub db: db::Db,
+    pub auth: auth::Auth,
+    pub live: live::LiveMap,
+    pub stats: Stats,
+    /// Woken when a match ends.
+    pub ended: Notify,
+    /// Game versions to analyse.
+    analysis: tokio::sync::mpsc::UnboundedSender<i64>,
+    /// Woken to ask a player INFO now (after it is registered or edited).
+    pub ping_now: Notify,
+    stopping: AtomicBool,
+}
+
+/// The state handlers get.
+pub type AppState = Arc<Gamemaster>;
+
+/// What happened at start, for the operator.
+#[derive(Debug, Default)]
+pub struct Startup {
+    /// Matches that were running when the server last stopped, now recorded as aborted.
+    pub aborted: usize,
+    /// Per directory: what importing it did.
+    pub imported: Vec<(PathBuf, Result<games::Imported, String>)>,
+}
+
+impl Gamemaster {
+    /// Opens the database, records matches left running by a previous server as aborted,
+    /// imports the game directories, and starts the analysis of games and the INFO rounds.
+    /// Runs on a Tokio runtime.
+    pub async fn start(config: Config) -> Result<(AppState, Startup), String> {
+        let path = config.db.clone();
+        let db = tokio::task::spawn_blocking(move || db::Db::open(&path))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        let mut startup = Startup::default();
+        let (unfinished, never_started) = db
+            .interrupted()
+            .await
+            .map_err(|e| e.message().to_string())?;
+        let reason = format!(
+            "the server stopped while the match was running (noticed when it started again at {} UTC)",
+            ggp_match::utc_date(db::now_ms() as u64)
+        );
+        for id in &unfinished {
+            db.store
+                .abort(id, &reason)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        for id in never_started {
+            db.set_failure(id, "the server stopped before the match started".into())
+                .await
+                .map_err(|e| e.message().to_string())?;
+        }
+        startup.aborted = unfinished.len();
+        for dir in &config.games {
+            let imported = games::import(&db, dir).await;
+            startup.imported.push((dir.clone(), imported));
+        }
+        let analysis = games::start_analysis(db.clone(), tokio::runtime::Handle::current());
+        let gm = Arc::new(Gamemaster {
+            auth: auth::Auth::new(&config.admin_token),
+            config,
+            db,
+            live: Mutex::new(Default::default()),
+            stats: Stats::default(),
+            ended: Notify::new(),
+            analysis,
+            ping_now: Notify::new(),
+            stopping: AtomicBool::new(false),
+        });
+        tokio::spawn(players::ping_rounds(gm.clone()));
+        Ok((gm, startup))
+    }
+
+    /// Queues a game version for analysis.
+    pub fn analyse(&self, version_id: i64) {
+        let _ = self.analysis.send(version_id);
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Refuses new matches, stops the live ones for `reason` and waits (up to `wait`) until
+    /// each has recorded it.
+    pub async fn shut_down(&self, reason: &str, wait: Duration) {
+        self.stopping.store(true, Ordering::SeqCst);
+        live::stop_all(self, reason, wait).await;
+        let _ = self.db.store.flush().await;
+    }
+}
+
+/// Every route: pages, the API, the assets.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(web::home))
+        .route("/login", get(web::login_page).post(web::login))
+        .route("/logout", post(web::logout))
+        .route("/games", get(web::games).post(web::upload))
+        .route("/games/new", get(web::upload_page))
+        .route("/games/{key}", get(web::game))
+        .route("/games/{key}/rules.kif", get(web::rules))
+        .route("/players", get(web::players).post(web::register))
+        .route("/players/new", get(web::register_page))
+        .route("/players/{name}", get(web::player))
+        .route("/players/{name}/edit", post(web::edit_player))
+        .route("/players/{name}/delete", post(web::delete_player))
+        .route("/matches", get(web::matches).post(web::create_match))
+        .route("/matches/new", get(web::new_match))
+        .route("/matches/{id}", get(web::match_page))
+        .route("/matches/{id}/export.json", get(web::export))
+        .route("/matches/{id}/boards/{k}", get(web::board))
+        .route("/matches/{id}/abort", post(web::abort))
+        .route("/static/{name}", get(assets::serve))
+        .nest("/api", api::router())
+        .fallback(web::not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(name_method_not_allowed))
+        .layer(axum::middleware::map_response(security_headers))
+        .with_state(state)
+}
+
+/// A request with a method the address does not take gets a body saying so (the router's
+/// own answer has none).
+async fn name_method_not_allowed(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let method = request.method().clone();
+    let path: String = request.uri().path().chars().take(200).collect();
+    let response = next.run(request).await;
+    if response.status() != axum::http::StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    (
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        axum::Json(serde_json::json!({
+            "error": format!("`{method}` is not a method that `{path}` takes")
+        })),
+    )
+        .into_response()
+}
+
+/// Headers on every response: only this site's scripts and styles, no framing, no sniffing,
+/// no referrer to other sites (seat links carry tokens in their fragment, which is never sent,
+/// but still). `same-origin` rather than `no-referrer`: under `no-referrer` browsers send
+/// `Origin: null` with this site's own forms, which the cross-site check must refuse.
+async fn security_headers(mut response: axum::response::Response) -> axum::response::Response {
+    let headers = response.headers_mut();
+    let mut set = |name: HeaderName, value: &'static str| {
+        headers.insert(name, HeaderValue::from_static(value));
+    };
+    set(
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
+    set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(header::X_FRAME_OPTIONS, "DENY");
+    set(header::REFERRER_POLICY, "same-origin");
+    response
+}
+
+/// Serves until `shutdown` completes, then stops the live matches (recorded as aborted) and
+/// gives open connections a few seconds to finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state.clone());
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = stopped_rx.await;
+    });
+    let stopping = async move {
+        shutdown.await;
+        state
+            .shut_down("the server was stopped", Duration::from_secs(10))
+            .await;
+        let _ = stopped_tx.send(());
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    };
+    tokio::select! {
+        served = server.into_future() => served,
+        () = stopping => Ok(()),
+    }
+}

@@ -1,0 +1,199 @@
+//! Pages of games: the list, a game with its rules, the upload form.
+
+use maud::{Markup, html};
+
+use super::{Nav, csrf, game_url, page, time};
+use crate::auth::Viewer;
+use crate::db::{GameSummary, MatchRow, Version};
+use crate::highlight;
+
+/// What the engine column says, in words.
+pub fn engine(engine: Option<&str>) -> Markup {
+    match engine {
+        None => html! { span.muted title="being analysed" { "…" } },
+        Some("fast") => html! { span.engine.fast title="the fast engine compiles it" { "fast" } },
+        Some(e) => match e.split_once(": ") {
+            Some(("reference", why)) => {
+                html! { span.engine.reference title=(why) { "reference" } }
+            }
+            Some(("unplayable", why)) => {
+                html! { span.engine.unplayable title=(why) { "unplayable" } }
+            }
+            _ => html! { span.engine { (e) } },
+        },
+    }
+}
+
+pub fn list(viewer: &Viewer, games: &[GameSummary]) -> Markup {
+    page(
+        "Games",
+        viewer,
+        Nav::Games,
+        html! {
+            div.title-row {
+                h1 { "Games" }
+                @if viewer.is_admin() { a.button.primary href="/games/new" { "Upload a game" } }
+            }
+            @if games.is_empty() {
+                p.muted { "No game yet." }
+            } @else {
+                table.list {
+                    thead { tr { th { "Game" } th { "Roles" } th.num { "Versions" } th { "Engine" } th.num { "Matches" } th { "Updated" } } }
+                    tbody {
+                        @for g in games {
+                            tr {
+                                td { a href=(game_url(&g.key)) { (g.key) } }
+                                td { (g.latest.roles.join(", ")) }
+                                td.num { (g.versions) }
+                                td { (engine(g.latest.engine.as_deref())) }
+                                td.num { (g.matches) }
+                                td { (time(g.latest.created)) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// The warnings of a version: where and what.
+fn warnings(version: &Version) -> Markup {
+    html! {
+        @if !version.warnings.is_empty() {
+            details.warnings open[version.warnings.len() <= 5] {
+                summary { (version.warnings.len()) " diagnostic" @if version.warnings.len() != 1 { "s" } " (none blocks play)" }
+                ul {
+                    @for w in &version.warnings {
+                        li {
+                            span.severity.(w["severity"].as_str().unwrap_or("info")) { (w["severity"].as_str().unwrap_or("")) }
+                            " " code { (w["code"].as_str().unwrap_or("")) } " "
+                            a href=(format!("#L{}", w["line"])) { "line " (w["line"]) }
+                            ": " (w["message"].as_str().unwrap_or(""))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub fn game(
+    viewer: &Viewer,
+    version: &Version,
+    versions: &[Version],
+    matches: &[MatchRow],
+    added: bool,
+) -> Markup {
+    let rules = version.rules.as_deref().unwrap_or("");
+    let infix = gdl_syntax::prefix_to_infix(rules).ok();
+    let latest = versions.first().map(|v| v.version) == Some(version.version);
+    page(
+        &version.key,
+        viewer,
+        Nav::Games,
+        html! {
+            div.title-row {
+                h1 { (version.key) " " span.muted.small { "version " (version.version) } }
+                @if viewer.is_admin() {
+                    a.button.primary href=(format!("/matches/new?game={}", super::path_part(&version.key))) { "New match" }
+                }
+            }
+            @if added {
+                p.notice.ok { "Version " (version.version) " is kept." }
+            }
+            @if !latest {
+                p.notice { "This is an older version. " a href=(game_url(&version.key)) { "The latest" } "." }
+            }
+            dl.facts {
+                dt { "Roles" } dd { @for (k, r) in version.roles.iter().enumerate() { @if k > 0 { ", " } code { (r) } } }
+                dt { "Engine" } dd {
+                    (engine(version.engine.as_deref()))
+                    @if let Some(why) = version.engine.as_deref().and_then(|e| e.split_once(": ")).map(|(_, why)| why) {
+                        " " span.muted { (why) }
+                    }
+                }
+                dt { "Source" } dd { (version.source) }
+                dt { "Added" } dd { (time(version.created)) }
+                dt { "SHA-256" } dd { code.small { (version.hash) } }
+            }
+            (warnings(version))
+            section.rules {
+                div.tabs data-tabs="" {
+                    button.tab.active type="button" data-show="prefix" { "Prefix (KIF)" }
+                    @if infix.is_some() { button.tab type="button" data-show="infix" { "Infix" } }
+                    a.tab href=(format!("{}/rules.kif?version={}", game_url(&version.key), version.version)) download=(format!("{}.kif", version.key)) { "Download" }
+                }
+                pre.code.numbered #prefix { (highlight::prefix(rules)) }
+                @if let Some(infix) = &infix {
+                    pre.code.numbered #infix hidden { (highlight::infix(infix)) }
+                }
+            }
+            div.columns {
+                section {
+                    h2 { "Matches" }
+                    @if matches.is_empty() {
+                        p.muted { "None yet." }
+                    } @else {
+                        (super::matches::table(matches, false))
+                        p { a href=(format!("/matches?game={}", super::path_part(&version.key))) { "All matches of " (version.key) } }
+                    }
+                }
+                section {
+                    h2 { "Versions" }
+                    ul.versions {
+                        @for v in versions {
+                            li {
+                                a href=(format!("{}?version={}", game_url(&v.key), v.version)) { "version " (v.version) }
+                                " · " (time(v.created)) " · " (engine(v.engine.as_deref()))
+                                @if v.version == version.version { " " span.muted { "(shown)" } }
+                            }
+                        }
+                    }
+                    @if viewer.is_admin() {
+                        p { a href=(format!("/games/new?key={}", super::path_part(&version.key))) { "Upload a new version" } }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// The upload form, with what was sent and why it was refused, if it was.
+pub fn upload(
+    viewer: &Viewer,
+    key: &str,
+    rules: &str,
+    refused: Option<(&str, &[String])>,
+) -> Markup {
+    page(
+        "Upload a game",
+        viewer,
+        Nav::Games,
+        html! {
+            h1 { "Upload a game" }
+            p {
+                "The rules are checked as " code { "ggp check" } " checks them. Rules with errors that "
+                "leave them without an agreed meaning are refused, with the errors shown at their lines; "
+                "others are kept, with their warnings. Uploading rules for a key that exists adds a new "
+                "version (matches keep the version they played). At most 1 MiB."
+            }
+            @if let Some((message, rendered)) = refused {
+                section.refused {
+                    h2 { "Refused: " (message) }
+                    @for r in rendered { pre.diagnostic { (r) } }
+                }
+            }
+            form.card method="post" action="/games" enctype="multipart/form-data" {
+                (csrf(viewer))
+                label for="key" { "Key" }
+                input #key name="key" value=(key) pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" placeholder="the file's name if empty";
+                label for="file" { "A file" }
+                input #file type="file" name="file" accept=".kif,.gdl,.txt,text/plain";
+                label for="rules" { "or the rules" }
+                textarea #rules name="rules" rows="18" spellcheck="false" placeholder="(role robot) …" { (rules) }
+                button.primary type="submit" { "Check and keep" }
+            }
+        },
+    )
+}

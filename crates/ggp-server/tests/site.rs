@@ -1,0 +1,997 @@
+//! The Gamemaster in process, through its router: who may write, what is escaped, how games
+//! are checked and kept, hostile requests, and a person's seat played through the API.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode, header};
+use futures_util::StreamExt;
+use ggp_server::{AppState, Config, Gamemaster, router};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+const ADMIN: &str = "admin-token-for-the-tests";
+const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
+
+struct Site {
+    app: Router,
+    state: AppState,
+}
+
+fn temp_db(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
+
+async fn site(name: &str) -> Site {
+    let config = Config {
+        db: temp_db(name),
+        games: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../games")],
+        admin_token: ADMIN.into(),
+        ping_interval: Duration::from_secs(3600),
+        grace: Duration::from_millis(300),
+        max_steps: 1000,
+    };
+    let (state, startup) = Gamemaster::start(config).await.unwrap();
+    let imported = startup.imported[0].1.as_ref().unwrap();
+    assert!(
+        imported.added >= 6 && imported.refused.is_empty(),
+        "{imported:?}"
+    );
+    Site {
+        app: router(state.clone()),
+        state,
+    }
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+impl Site {
+    async fn send(&self, request: Request<Body>) -> Answer {
+        let response = self.app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Answer {
+        self.get_as(path, None).await
+    }
+
+    async fn get_as(&self, path: &str, cookie: Option<&str>) -> Answer {
+        let mut r = Request::get(path);
+        if let Some(c) = cookie {
+            r = r.header(header::COOKIE, c);
+        }
+        self.send(r.body(Body::empty()).unwrap()).await
+    }
+
+    /// A JSON request to the API, with a bearer token if given.
+    async fn api(&self, method: &str, path: &str, token: Option<&str>, body: Value) -> Answer {
+        let mut r = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json");
+        if let Some(t) = token {
+            r = r.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        self.send(r.body(Body::from(body.to_string())).unwrap())
+            .await
+    }
+
+    /// A form, urlencoded.
+    async fn form(&self, path: &str, cookie: Option<&str>, fields: &[(&str, &str)]) -> Answer {
+        let body: String = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let mut r = Request::post(path)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::HOST, "gm.test");
+        if let Some(c) = cookie {
+            r = r.header(header::COOKIE, c);
+        }
+        self.send(r.body(Body::from(body)).unwrap()).await
+    }
+
+    /// Logs in with a token; returns the session cookie and the session's CSRF token.
+    async fn login(&self, token: &str) -> (String, String) {
+        let a = self.form("/login", None, &[("token", token)]).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+        let cookie = a.headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string();
+        let page = self.get_as("/players/new", Some(&cookie)).await;
+        let csrf = page
+            .body
+            .split(r#"name="csrf" value=""#)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_default()
+            .to_string();
+        (cookie, csrf)
+    }
+
+    /// Waits until a match has ended; returns its record.
+    async fn finished(&self, id: &str) -> Value {
+        for _ in 0..600 {
+            let m = self.get(&format!("/api/matches/{}", enc(id))).await;
+            if m.status == StatusCode::OK {
+                let v = m.json();
+                if v["status"] != "live" && v["status"] != "unfinished" {
+                    return v;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the match {id} did not end");
+    }
+}
+
+fn enc(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// A player over HTTP that answers READY, then `reply` to every PLAY.
+async fn scripted(reply: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut data = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let Ok(n) = stream.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data);
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length: usize = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if data.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let body = String::from_utf8_lossy(&data).into_owned();
+                let answer = if body.contains("(START") {
+                    "READY"
+                } else if body.contains("(PLAY") {
+                    reply
+                } else {
+                    "DONE"
+                };
+                let _ = stream
+                    .write_all(
+                        format!(
+                            "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{answer}",
+                            answer.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_need_a_token() {
+    let s = site("tokens.sqlite").await;
+    let writes: &[(&str, &str, Value)] = &[
+        (
+            "POST",
+            "/api/games",
+            json!({"key": "g", "rules": TICTACTOE}),
+        ),
+        (
+            "POST",
+            "/api/players",
+            json!({"name": "p", "url": "http://127.0.0.1:1"}),
+        ),
+        (
+            "PATCH",
+            "/api/players/p",
+            json!({"url": "http://127.0.0.1:2"}),
+        ),
+        ("DELETE", "/api/players/p", json!({})),
+        (
+            "POST",
+            "/api/matches",
+            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": 1, "playclock": 1}),
+        ),
+        ("POST", "/api/matches/x/moves", json!({"move": "wait"})),
+        ("POST", "/api/matches/x/abort", json!({})),
+    ];
+    for (method, path, body) in writes {
+        for token in [None, Some("not-a-token")] {
+            let a = s.api(method, path, token, body.clone()).await;
+            assert_eq!(
+                a.status,
+                StatusCode::UNAUTHORIZED,
+                "{method} {path}: {}",
+                a.body
+            );
+            assert!(a.json()["error"].is_string());
+            if !path.contains("/moves") {
+                assert!(a.headers.contains_key(header::WWW_AUTHENTICATE));
+            }
+        }
+    }
+    // Nothing was written.
+    assert_eq!(s.get("/api/players").await.json(), json!([]));
+    assert_eq!(s.get("/api/matches").await.json(), json!([]));
+
+    // An owner's token edits its own player, and nothing else.
+    let alice = s
+        .api(
+            "POST",
+            "/api/players",
+            Some(ADMIN),
+            json!({"name": "alice", "url": "127.0.0.1:1"}),
+        )
+        .await;
+    assert_eq!(alice.status, StatusCode::CREATED, "{}", alice.body);
+    let alice_token = alice.json()["token"].as_str().unwrap().to_string();
+    assert_eq!(alice.json()["url"], "http://127.0.0.1:1");
+    let bob = s
+        .api(
+            "POST",
+            "/api/players",
+            Some(ADMIN),
+            json!({"name": "bob", "url": "127.0.0.1:2"}),
+        )
+        .await;
+    assert_eq!(bob.status, StatusCode::CREATED);
+    let a = s
+        .api(
+            "PATCH",
+            "/api/players/bob",
+            Some(&alice_token),
+            json!({"url": "127.0.0.1:3"}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN, "{}", a.body);
+    let a = s
+        .api("DELETE", "/api/players/bob", Some(&alice_token), json!({}))
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    for (method, path, body) in &writes[..1] {
+        let a = s.api(method, path, Some(&alice_token), body.clone()).await;
+        assert_eq!(a.status, StatusCode::FORBIDDEN, "{}", a.body);
+    }
+    let a = s
+        .api(
+            "PATCH",
+            "/api/players/alice",
+            Some(&alice_token),
+            json!({"url": "127.0.0.1:4"}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(a.json()["url"], "http://127.0.0.1:4");
+    // Tokens are kept hashed: the database does not hold them.
+    let db = std::fs::read(s.state.db.path()).unwrap();
+    assert!(!String::from_utf8_lossy(&db).contains(&alice_token));
+    let a = s
+        .api(
+            "DELETE",
+            "/api/players/alice",
+            Some(&alice_token),
+            json!({}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::NO_CONTENT);
+    // A removed player's token is worth nothing.
+    let a = s
+        .api(
+            "PATCH",
+            "/api/players/alice",
+            Some(&alice_token),
+            json!({"url": "127.0.0.1:5"}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    // Names are unique (whatever the case), and built-in seats' names are taken.
+    for name in ["BOB", "random", "human"] {
+        let a = s
+            .api(
+                "POST",
+                "/api/players",
+                Some(ADMIN),
+                json!({"name": name, "url": "127.0.0.1:9"}),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::CONFLICT, "{name}: {}", a.body);
+    }
+
+    // Forms: a session, its CSRF token, and this site.
+    let fields = [("name", "carol"), ("url", "127.0.0.1:7")];
+    let a = s.form("/players", None, &fields).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let (cookie, csrf) = s.login(ADMIN).await;
+    assert_eq!(csrf.len(), 64);
+    let a = s.form("/players", Some(&cookie), &fields).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN, "no CSRF token");
+    let mut with_csrf = fields.to_vec();
+    with_csrf.push(("csrf", &csrf));
+    let foreign = s
+        .send(
+            Request::post("/players")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::HOST, "gm.test")
+                .header(header::ORIGIN, "http://evil.test")
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(format!(
+                    "name=carol&url=127.0.0.1%3A7&csrf={csrf}"
+                )))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN, "another site");
+    let a = s.form("/players", Some(&cookie), &with_csrf).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body.contains("shown only now"));
+    assert_eq!(s.get("/api/players/carol").await.status, StatusCode::OK);
+    // A bad login.
+    let a = s.form("/login", None, &[("token", "guess")]).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    assert!(!a.headers.contains_key(header::SET_COOKIE));
+}
+
+/// Every page reachable from the start page, following links within the site.
+async fn crawl(s: &Site, cookie: &str) -> Vec<(String, String)> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut queue = vec!["/".to_string()];
+    let mut pages = Vec::new();
+    while let Some(path) = queue.pop() {
+        if !seen.insert(path.clone()) || seen.len() > 400 {
+            continue;
+        }
+        let a = s.get_as(&path, Some(cookie)).await;
+        assert!(a.status.is_success(), "{path}: {} {}", a.status, a.body);
+        for part in a.body.split("href=\"").skip(1) {
+            let link = part.split('"').next().unwrap().replace("&amp;", "&");
+            let link = link.split('#').next().unwrap().to_string();
+            if link.starts_with('/')
+                && !link.starts_with("/static/")
+                && !link.starts_with("/api/")
+                && !link.ends_with(".json")
+                && !link.contains("rules.kif")
+            {
+                queue.push(link);
+            }
+        }
+        pages.push((path, a.body));
+    }
+    pages
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_from_outside_is_escaped_in_every_page() {
+    let s = site("escaped.sqlite").await;
+    let rules = "; <script>alert(\"game\")</script>
+(role <b>x</b>)
+(role o)
+(init (count 0))
+(<= (legal ?r <i>go</i>)
+    (role ?r))
+(<= (next (count 1))
+    (true (count 0)))
+(<= terminal
+    (true (count 1)))
+(goal <b>x</b> 100)
+(goal o 0)
+";
+    let a = s
+        .api(
+            "POST",
+            "/api/games",
+            Some(ADMIN),
+            json!({"key": "evil", "rules": rules}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    assert_eq!(a.json()["roles"][0], "<b>x</b>");
+    let url = scripted("<script>alert(\"reply\")</script>").await;
+    let name = "<script>alert(\"player\")</script>";
+    let a = s
+        .api(
+            "POST",
+            "/api/players",
+            Some(ADMIN),
+            json!({"name": name, "url": url}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let a = s
+        .api(
+            "POST",
+            "/api/matches",
+            Some(ADMIN),
+            json!({"game": "evil", "players": [name, "random"], "startclock": 1, "playclock": 1}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let id = a.json()["id"].as_str().unwrap().to_string();
+    let record = s.finished(&id).await;
+    assert_eq!(record["status"], "finished");
+    assert_eq!(record["playerNamesFromHost"][0], name);
+    assert!(
+        record["errors"][0][0]
+            .as_str()
+            .unwrap()
+            .contains("<script>alert(\"reply\")</script>"),
+        "{record}"
+    );
+    let (cookie, _) = s.login(ADMIN).await;
+    let pages = crawl(&s, &cookie).await;
+    for required in [
+        "/",
+        "/players",
+        "/games",
+        "/matches",
+        "/games/evil",
+        "/matches/new",
+        "/games/new",
+    ] {
+        assert!(
+            pages.iter().any(|(p, _)| p == required),
+            "{required} not reached"
+        );
+    }
+    assert!(
+        pages
+            .iter()
+            .any(|(p, _)| p.starts_with("/players/%3Cscript"))
+    );
+    assert!(pages.iter().any(|(p, _)| p.starts_with("/matches/evil.")));
+    for (path, body) in &pages {
+        for raw in ["<script>alert", "<b>x</b>"] {
+            assert!(!body.contains(raw), "{path} shows `{raw}` unescaped");
+        }
+    }
+    let shown = |needle: &str| pages.iter().filter(|(_, b)| b.contains(needle)).count();
+    assert!(shown("&lt;script&gt;alert(&quot;player&quot;)&lt;/script&gt;") >= 4);
+    assert!(shown("&lt;script&gt;alert(&quot;game&quot;)&lt;/script&gt;") >= 1);
+    assert!(shown("&lt;script&gt;alert(&quot;reply&quot;)&lt;/script&gt;") >= 1);
+    assert!(shown("&lt;b&gt;x&lt;/b&gt;") >= 3);
+    // Pages allow only this site's scripts.
+    let home = s.get("/").await;
+    let policy = home.headers[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert_eq!(home.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_are_checked_and_kept_in_versions() {
+    let s = site("games.sqlite").await;
+    let listed = s.get("/api/games").await.json();
+    let keys: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["key"].as_str().unwrap())
+        .collect();
+    for key in [
+        "breakthrough6",
+        "connect4",
+        "lightcycles",
+        "lightsout",
+        "tictactoe",
+        "tictactoe3",
+    ] {
+        assert!(keys.contains(&key), "{keys:?}");
+    }
+    let post = |key: &str, rules: &str| {
+        s.api(
+            "POST",
+            "/api/games",
+            Some(ADMIN),
+            json!({"key": key, "rules": rules}),
+        )
+    };
+    let a = post("mine", TICTACTOE).await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    assert_eq!(a.json()["version"], 1);
+    assert_eq!(a.json()["warnings"][0]["code"], "W010");
+    let a = post("mine", TICTACTOE).await;
+    assert_eq!(a.status, StatusCode::OK, "the same rules again add nothing");
+    assert_eq!(a.json()["new"], false);
+    let a = post("mine", &format!("{TICTACTOE}\n; changed\n")).await;
+    assert_eq!(a.json()["version"], 2);
+    // Errors that leave the rules without a meaning: refused, with every diagnostic.
+    let a = post(
+        "broken",
+        "(role r)\n(<= (legal r ?m)\n    (true (p)))\n(init (p))\n",
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
+    let diagnostics = a.json()["diagnostics"].as_array().unwrap().clone();
+    let d = diagnostics.iter().find(|d| d["code"] == "E001").unwrap();
+    assert_eq!(d["line"], 2);
+    assert_eq!(d["severity"], "error");
+    assert!(
+        a.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("without an agreed meaning")
+    );
+    assert_eq!(
+        s.get("/api/games/broken").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let a = post("syntax", "(role r\n").await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(a.json()["diagnostics"][0]["code"], "S001");
+    let a = post("roleless", "(init (p))\n(<= terminal (true (p)))\n").await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
+    let a = post("../x", TICTACTOE).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    let big = format!("{TICTACTOE}\n;{}\n", "x".repeat(1 << 20));
+    let a = post("big", &big).await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", a.body);
+
+    // The game's page: roles, rules highlighted, the versions, the infix view.
+    let page = s.get("/games/mine").await;
+    assert!(page.body.contains("version 2"));
+    assert!(page.body.contains(r#"<span class="kw">role</span>"#));
+    assert!(page.body.contains(r#"id="infix""#));
+    let old = s.get("/games/mine?version=1").await;
+    assert!(old.body.contains("older version"));
+    let raw = s.get("/games/mine/rules.kif?version=2").await;
+    assert_eq!(raw.body, format!("{TICTACTOE}\n; changed\n"));
+    // Analysed in the background: the engine that plays it.
+    let mut engine = Value::Null;
+    for _ in 0..400 {
+        engine = s.get("/api/games/mine").await.json()["engine"].clone();
+        if !engine.is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(engine, "fast");
+
+    // The upload form refuses with the errors shown at their lines.
+    let (cookie, csrf) = s.login(ADMIN).await;
+    let boundary = "XyZ";
+    let part = |name: &str, value: &str| {
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+        )
+    };
+    let body = format!(
+        "{}{}{}--{boundary}--\r\n",
+        part("csrf", &csrf),
+        part("key", "formed"),
+        part("rules", "(role r)\n(<= (legal r ?m)\n    (true (p)))\n")
+    );
+    let a = s
+        .send(
+            Request::post("/games")
+                .header(
+                    header::CONTENT_TYPE,
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(a.body.contains("error[E001]"), "{}", a.body);
+    assert!(a.body.contains("formed.kif:2:"), "{}", a.body);
+    // A file: its name is the key.
+    let body = format!(
+        "{}--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"uploaded.kif\"\r\nContent-Type: text/plain\r\n\r\n{TICTACTOE}\r\n--{boundary}--\r\n",
+        part("csrf", &csrf)
+    );
+    let a = s
+        .send(
+            Request::post("/games")
+                .header(
+                    header::CONTENT_TYPE,
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    assert_eq!(
+        a.headers[header::LOCATION],
+        "/games/uploaded?version=1&added=1"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_are_answered_not_obeyed() {
+    let s = site("hostile.sqlite").await;
+    let create = |body: Value| s.api("POST", "/api/matches", Some(ADMIN), body);
+    let cases: Vec<(Value, StatusCode)> = vec![
+        (
+            json!({"game": "tictactoe", "players": ["random"], "startclock": 1, "playclock": 1}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "tictactoe", "players": ["random", "nobody"], "startclock": 1, "playclock": 1}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "nothing", "players": ["random", "random"], "startclock": 1, "playclock": 1}),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": 1e30, "playclock": 1}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": 1, "playclock": 86401}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": -1, "playclock": 1}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "tictactoe", "players": ["human", "random"], "startclock": 1, "playclock": 0}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": 1, "playclock": 1, "delay": 999999}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"game": "<script>", "players": [], "startclock": 1, "playclock": 1}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (json!({"game": "tictactoe"}), StatusCode::BAD_REQUEST),
+        (json!([1, 2, 3]), StatusCode::BAD_REQUEST),
+    ];
+    for (body, status) in cases {
+        let a = create(body.clone()).await;
+        assert_eq!(a.status, status, "{body}: {}", a.body);
+        assert!(a.json()["error"].is_string(), "{}", a.body);
+    }
+    // Not JSON, or not said to be.
+    let a = s
+        .send(
+            Request::post("/api/games")
+                .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(vec![0xff, 0xfe, b'{']))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    let a = s
+        .send(
+            Request::post("/api/games")
+                .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+                .body(Body::from("{}"))
+                .unwrap(),
+        )
+        .await;
+    assert!(a.status.is_client_error());
+    // Too large: 413, whatever the endpoint.
+    let huge = vec![b'a'; 3 << 20];
+    for (path, kind) in [
+        ("/api/games", "application/json"),
+        ("/players", "application/x-www-form-urlencoded"),
+        ("/games", "multipart/form-data; boundary=x"),
+        ("/login", "application/x-www-form-urlencoded"),
+    ] {
+        let a = s
+            .send(
+                Request::post(path)
+                    .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+                    .header(header::CONTENT_TYPE, kind)
+                    .body(Body::from(huge.clone()))
+                    .unwrap(),
+            )
+            .await;
+        // The forms are refused before they are read without a session; the others say why.
+        assert!(
+            a.status == StatusCode::PAYLOAD_TOO_LARGE || a.status == StatusCode::UNAUTHORIZED,
+            "{path}: {} {}",
+            a.status,
+            a.body
+        );
+    }
+    // Paths and queries of every kind.
+    for path in [
+        "/static/../../etc/passwd",
+        "/static/%2e%2e%2fCargo.toml",
+        "/games/%00",
+        "/games/tictactoe?version=99999999999999999999",
+        "/games/tictactoe?version=-1",
+        "/matches/%ff%fe",
+        "/matches/x/boards/99999999999999999999999",
+        "/matches?limit=-5&offset=abc",
+        "/api/matches?status=%3Cscript%3E",
+        "/api/matches/nothing/events",
+        "/players/%E2%80%AE",
+        "/api/nothing",
+        "/nothing",
+    ] {
+        let a = s.get(path).await;
+        assert!(
+            a.status.is_client_error(),
+            "{path}: {} {}",
+            a.status,
+            a.body
+        );
+        // What comes back into a page is escaped; JSON is JSON, and not to be sniffed.
+        let kind = a.headers[header::CONTENT_TYPE].to_str().unwrap();
+        if kind.starts_with("text/html") {
+            assert!(!a.body.contains("<script>"), "{path}");
+        } else {
+            assert_eq!(kind, "application/json", "{path}");
+            assert_eq!(a.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        }
+    }
+    assert_eq!(s.get("/matches?limit=-5").await.status, StatusCode::OK);
+    // A move for a match that does not exist, by the admin: not found, not "over".
+    let a = s
+        .api(
+            "POST",
+            "/api/matches/nothing/moves",
+            Some(ADMIN),
+            json!({"move": "noop", "seat": 0}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+    assert_eq!(a.json()["error"], "there is no match `nothing`");
+    // A method an address does not take: said.
+    let a = s.api("PUT", "/api/games", Some(ADMIN), json!({})).await;
+    assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        a.json()["error"],
+        "`PUT` is not a method that `/api/games` takes"
+    );
+    // JSON nested far deeper than any request needs.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let a = s
+        .send(
+            Request::post("/api/matches")
+                .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(deep))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    // Still serving.
+    assert_eq!(s.get("/").await.status, StatusCode::OK);
+}
+
+/// The events of a stream, as (name, data).
+struct Events {
+    stream: axum::body::BodyDataStream,
+    buffer: String,
+}
+
+impl Events {
+    async fn next(&mut self) -> Option<(String, Value)> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut name = String::from("message");
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = v.trim().to_string();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                return Some((name, serde_json::from_str(&data).unwrap()));
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(60), self.stream.next())
+                .await
+                .expect("an event within a minute")?
+                .ok()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_a_seat_through_the_api() {
+    let s = site("human.sqlite").await;
+    let a = s
+        .api(
+            "POST",
+            "/api/matches",
+            Some(ADMIN),
+            json!({"game": "connect4", "players": ["human", "random"], "startclock": 1, "playclock": 60, "seed": 5}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let created = a.json();
+    let id = created["id"].as_str().unwrap().to_string();
+    let seat = &created["seats"][0];
+    assert_eq!(seat["role"], "red");
+    let token = seat["token"].as_str().unwrap().to_string();
+    assert_eq!(
+        seat["url"].as_str().unwrap(),
+        format!("/matches/{id}#seat=0&token={token}")
+    );
+    let response = s
+        .app
+        .clone()
+        .oneshot(
+            Request::get(format!("/api/matches/{id}/events"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        "text/event-stream"
+    );
+    let mut events = Events {
+        stream: response.into_body().into_data_stream(),
+        buffer: String::new(),
+    };
+    let moves = format!("/api/matches/{id}/moves");
+    let mut steps = 0;
+    let mut refused_once = false;
+    loop {
+        let (name, data) = events.next().await.expect("the stream goes on to its end");
+        match name.as_str() {
+            "step" => {
+                steps += 1;
+                assert_eq!(data["step"], steps);
+            }
+            "turn" => {
+                let Some(mine) = data["seats"].as_array().unwrap().first() else {
+                    continue;
+                };
+                let legal: Vec<&str> = mine["moves"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| m.as_str().unwrap())
+                    .collect();
+                let step = mine["step"].as_u64().unwrap();
+                // A seat with one legal move (its `noop` while the other drops) is never
+                // asked: that move is made for the person at once.
+                assert!(legal.len() > 1, "{mine}");
+                // Every drop names a column of the board.
+                assert!(
+                    mine["targets"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|t| t["column"].is_string()),
+                    "{mine}"
+                );
+                if !refused_once {
+                    refused_once = true;
+                    let a = s
+                        .api("POST", &moves, Some("wrong"), json!({"move": legal[0]}))
+                        .await;
+                    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+                    let a = s
+                        .api("POST", &moves, Some(&token), json!({"move": "(drop 99)"}))
+                        .await;
+                    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+                    assert!(a.json()["error"].as_str().unwrap().contains("(drop 1)"));
+                    let a = s
+                        .api(
+                            "POST",
+                            &moves,
+                            Some(&token),
+                            json!({"move": legal[0], "step": step + 1}),
+                        )
+                        .await;
+                    assert_eq!(a.status, StatusCode::CONFLICT);
+                }
+                // Any case and spacing; the rules' spelling is what is played.
+                let chosen = legal.last().unwrap().to_uppercase().replace(' ', "  ");
+                let a = s
+                    .api(
+                        "POST",
+                        &moves,
+                        Some(&token),
+                        json!({"move": chosen, "step": step}),
+                    )
+                    .await;
+                assert_eq!(a.status, StatusCode::ACCEPTED, "{}", a.body);
+                assert_eq!(a.json()["move"], *legal.last().unwrap());
+                // Not twice.
+                let a = s
+                    .api(
+                        "POST",
+                        &moves,
+                        Some(&token),
+                        json!({"move": legal[0], "step": step}),
+                    )
+                    .await;
+                assert_eq!(a.status, StatusCode::CONFLICT);
+            }
+            "end" => {
+                assert_eq!(data["status"], "finished");
+                break;
+            }
+            _ => {}
+        }
+    }
+    let record = s.finished(&id).await;
+    assert_eq!(record["moves"].as_array().unwrap().len(), steps);
+    assert_eq!(record["playerNamesFromHost"], json!(["human", "random"]));
+    // Every move of the person stood: no error recorded for it.
+    assert!(
+        record["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|row| row[0] == ""),
+        "{}",
+        record["errors"]
+    );
+    let a = s
+        .api("POST", &moves, Some(&token), json!({"move": "noop"}))
+        .await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "the match is over");
+}

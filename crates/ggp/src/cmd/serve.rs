@@ -1,0 +1,152 @@
+//! `ggp serve`: the Gamemaster, a web service to keep games, register players, run and watch
+//! matches, and play them (`ggp_server`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ggp_match::DEFAULT_MAX_STEPS;
+use ggp_server::{Config, Gamemaster, serve};
+
+use crate::cmd::records::default_db_path;
+use crate::cmd::{count_up_to, milliseconds, positive_seconds};
+use crate::out::errln;
+use crate::{SUCCESS, USAGE_OR_IO};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The address to listen on (`0.0.0.0:9000` to be reached from other machines; port 0 for
+    /// any free port).
+    #[arg(long, default_value = "127.0.0.1:9000")]
+    addr: String,
+    /// The match database, shared with `ggp match` and `ggp matches` (default:
+    /// `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// Import every `.kif` file under this directory at start (its key is the file's name); may
+    /// be given several times. Rules already kept add nothing; changed rules add a version.
+    #[arg(long = "games", value_name = "DIR")]
+    games: Vec<PathBuf>,
+    /// The admin token, which every write needs (default: `$GGP_ADMIN_TOKEN`, or a new random
+    /// one, printed at start). At least 16 characters.
+    #[arg(long, value_name = "TOKEN")]
+    admin_token: Option<String>,
+    /// Seconds between the rounds of INFO sent to registered players.
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = positive_seconds)]
+    ping_interval: f64,
+    /// Milliseconds added to each clock for the network before a reply counts as late.
+    #[arg(long, default_value_t = 1000, value_parser = milliseconds)]
+    grace_ms: u64,
+    /// Abort a match whose game has not ended after this many joint moves.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS, value_parser = count_up_to(usize::MAX))]
+    max_steps: usize,
+}
+
+pub fn run(args: Args) -> u8 {
+    let fail = |message: String| {
+        errln!("ggp serve: {message}");
+        USAGE_OR_IO
+    };
+    let (admin_token, generated) = match args.admin_token.clone().or_else(|| {
+        std::env::var("GGP_ADMIN_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty())
+    }) {
+        Some(token) => (token, false),
+        None => (ggp_server::auth::new_token(), true),
+    };
+    if admin_token.chars().count() < 16 || admin_token.chars().any(char::is_whitespace) {
+        return fail(
+            "the admin token must have at least 16 characters and no spaces (leave it out to get a random one)".into(),
+        );
+    }
+    for dir in &args.games {
+        if !dir.is_dir() {
+            return fail(format!("--games {}: not a directory", dir.display()));
+        }
+    }
+    let db = match args.db.clone().map_or_else(default_db_path, Ok) {
+        Ok(path) => path,
+        Err(e) => return fail(e),
+    };
+    let config = Config {
+        db,
+        games: args.games.clone(),
+        admin_token: admin_token.clone(),
+        ping_interval: Duration::from_secs_f64(args.ping_interval),
+        grace: Duration::from_millis(args.grace_ms),
+        max_steps: args.max_steps,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(format!("cannot start the runtime: {e}")),
+    };
+    runtime.block_on(async {
+        // Listen first: a port in use is reported before anything is imported.
+        let listener = match tokio::net::TcpListener::bind(&args.addr).await {
+            Ok(l) => l,
+            Err(e) => return fail(format!("cannot listen on {}: {e}", args.addr)),
+        };
+        let bound = listener
+            .local_addr()
+            .map_or(args.addr.clone(), |a| a.to_string());
+        errln!("ggp serve: the match database is {}", config.db.display());
+        let (state, startup) = match Gamemaster::start(config).await {
+            Ok(started) => started,
+            Err(e) => return fail(e),
+        };
+        if startup.aborted > 0 {
+            errln!(
+                "ggp serve: {} match{} running when the server last stopped {} recorded as aborted",
+                startup.aborted,
+                if startup.aborted == 1 { "" } else { "es" },
+                if startup.aborted == 1 { "is" } else { "are" }
+            );
+        }
+        for (dir, imported) in &startup.imported {
+            match imported {
+                Ok(i) => {
+                    errln!(
+                        "ggp serve: games from {}: {} added, {} unchanged, {} refused",
+                        dir.display(),
+                        i.added,
+                        i.unchanged,
+                        i.refused.len()
+                    );
+                    for (file, why) in &i.refused {
+                        errln!("ggp serve:   refused {}: {why}", file.display());
+                    }
+                }
+                Err(e) => errln!("ggp serve: games from {}: {e}", dir.display()),
+            }
+        }
+        if generated {
+            errln!(
+                "ggp serve: the admin token (new; choose one with --admin-token or GGP_ADMIN_TOKEN): {admin_token}"
+            );
+        }
+        errln!("ggp serve: listening on http://{bound}/ — open it in a browser (Ctrl-C to stop)");
+        let shutdown = async {
+            #[cfg(unix)]
+            {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+            errln!("ggp serve: stopping: live matches are aborted and recorded");
+        };
+        match serve(listener, state, shutdown).await {
+            Ok(()) => SUCCESS,
+            Err(e) => fail(e.to_string()),
+        }
+    })
+}

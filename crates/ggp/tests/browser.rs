@@ -1,0 +1,302 @@
+//! `ggp serve` in a real browser: headless Chromium driven over WebDriver (`chromedriver`).
+//! A person logs in, creates a match against a random player through the form, plays it to
+//! its end by clicking the board, and then watches a match of two built-in players update
+//! live to its end.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`. `.ci/run` installs them and sets
+//! `GGP_BROWSER_TEST=required`, so in CI their absence is a failure; elsewhere the test says
+//! loudly that it was skipped.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// `chromedriver` on a free port, in a process group of its own; the group (the driver and
+/// the browsers it started) is killed when dropped, even when the test fails midway.
+struct Driver(Child, u16);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_driver(binary: &PathBuf) -> Driver {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    use std::os::unix::process::CommandExt;
+    let child = Command::new(binary)
+        .arg(format!("--port={port}"))
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(30, || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    Driver(child, port)
+}
+
+async fn browser(driver: &Driver, chromium: &PathBuf) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,1000"],
+        }),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.1))
+        .await
+        .expect("a browser session")
+}
+
+/// Waits (up to `seconds`) until `check` says yes.
+async fn until<F, Fut>(seconds: u64, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while !check().await {
+        assert!(Instant::now() < deadline, "not within {seconds} s: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn text_of(c: &Client, css: &str) -> String {
+    match c.find(Locator::Css(css)).await {
+        Ok(e) => e.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_and_watches_in_a_browser() {
+    let (Some(chromedriver), Some(chromium)) = (
+        on_path(&["chromedriver"]),
+        on_path(&["chromium", "chromium-browser", "google-chrome"]),
+    ) else {
+        let why = "no chromedriver or chromium on PATH (on Debian: apt-get install chromium chromium-driver)";
+        // CI installs them and sets GGP_BROWSER_TEST=required: there, their absence fails.
+        assert!(
+            std::env::var("GGP_BROWSER_TEST").as_deref() != Ok("required"),
+            "the browser test is required here, but {why}"
+        );
+        eprintln!("skipping the browser test: {why}");
+        return;
+    };
+    let db = temp_db("browser.sqlite");
+    let games = workspace().join("games").display().to_string();
+    let server = spawn_server(&db, &["--games", &games, "--grace-ms", "500"]);
+    let driver = start_driver(&chromedriver);
+    let c = browser(&driver, &chromium).await;
+
+    // The dashboard, then the login with the admin token.
+    c.goto(&server.url).await.unwrap();
+    assert!(c.title().await.unwrap().contains("Gamemaster"));
+    c.find(Locator::LinkText("Log in"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Id("token"))
+        .await
+        .unwrap()
+        .send_keys(ADMIN_TOKEN)
+        .await
+        .unwrap();
+    c.find(Locator::Css("form.card button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // A new match through the form: the game first (the form sends itself), then the seats.
+    c.wait()
+        .for_element(Locator::LinkText("New match"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .for_element(Locator::Id("game"))
+        .await
+        .unwrap()
+        .select_by_value("tictactoe")
+        .await
+        .unwrap();
+    c.wait()
+        .for_element(Locator::Id("player0"))
+        .await
+        .unwrap()
+        .select_by_value("human")
+        .await
+        .unwrap();
+    c.find(Locator::Id("player1"))
+        .await
+        .unwrap()
+        .select_by_value("random")
+        .await
+        .unwrap();
+    let clock = c.find(Locator::Id("playclock")).await.unwrap();
+    clock.clear().await.unwrap();
+    clock.send_keys("60").await.unwrap();
+    c.find(Locator::Css("#new-match button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // The match page, holding the seat: play to the end by clicking the board (and `wait`
+    // when it is the other's turn).
+    c.wait()
+        .for_element(Locator::Css("#seat:not([hidden])"))
+        .await
+        .unwrap();
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .fragment()
+            .unwrap()
+            .starts_with("seat=0&token=")
+    );
+    let started = Instant::now();
+    let mut clicks = 0;
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the match did not end"
+        );
+        if text_of(&c, "#status").await == "finished" {
+            break;
+        }
+        if let Ok(cell) = c.find(Locator::Css("#board td.cell.target")).await {
+            if cell.click().await.is_ok() {
+                clicks += 1;
+            }
+        } else if let Ok(button) = c.find(Locator::Css("#seat-moves button.move")).await {
+            let _ = button.click().await;
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    assert!(clicks >= 3, "{clicks} clicks on the board");
+    until(10, "the result", || async {
+        text_of(&c, "#seat-status")
+            .await
+            .starts_with("The match is over")
+    })
+    .await;
+    let goals: Vec<String> = {
+        let mut out = Vec::new();
+        for e in c.find_all(Locator::Css("td.goal")).await.unwrap() {
+            out.push(e.text().await.unwrap());
+        }
+        out
+    };
+    let url = c.current_url().await.unwrap();
+    let id = url.path().trim_start_matches("/matches/").to_string();
+    let (_, record) = api(
+        "GET",
+        &format!("{}/api/matches/{id}", server.url),
+        None,
+        None,
+    );
+    assert_eq!(record["status"], "finished");
+    let recorded: Vec<String> = record["goalValues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.to_string())
+        .collect();
+    assert_eq!(goals, recorded);
+    // Every mark the person made on the board stood.
+    assert!(
+        record["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|row| row[0] == ""),
+        "{record}"
+    );
+
+    // Two built-in players on connect four, a little slowed down: the page follows live.
+    let (status, created) = api(
+        "POST",
+        &format!("{}/api/matches", server.url),
+        Some(ADMIN_TOKEN),
+        Some(
+            json!({"game": "connect4", "players": ["random", "random"], "startclock": 1,
+                    "playclock": 5, "delay": 150}),
+        ),
+    );
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_string();
+    c.goto(&format!("{}/matches/{id}", server.url))
+        .await
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the match did not end"
+        );
+        if let Ok(slider) = c.find(Locator::Id("slider")).await
+            && let Ok(Some(max)) = slider.attr("max").await
+        {
+            seen.insert(max.parse::<usize>().unwrap());
+        }
+        if text_of(&c, "#status").await == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, record) = api(
+        "GET",
+        &format!("{}/api/matches/{id}", server.url),
+        None,
+        None,
+    );
+    let steps = record["moves"].as_array().unwrap().len();
+    assert!(
+        seen.len() >= 3,
+        "the page did not follow the match: {seen:?}"
+    );
+    until(10, "the last step on the page", || async {
+        c.find(Locator::Id(&format!("step-{steps}"))).await.is_ok()
+    })
+    .await;
+    let label = text_of(&c, "#step-label").await;
+    assert_eq!(label, format!("state {steps} of {steps}"));
+    let rows = c.find_all(Locator::Css("#moves tbody tr")).await.unwrap();
+    assert_eq!(rows.len(), steps);
+    c.close().await.unwrap();
+}

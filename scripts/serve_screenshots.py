@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Takes the screenshots of `ggp serve` in docs/: a live match page (connect four, two built-in
+players, in the middle of the match) and the board drawn for six games of the corpus.
+
+Starts the real server on a fresh database with the project's games and six games of the
+corpus (read from ../shared, never copied into the project), creates the matches through the
+API, and photographs each match page with Debian's headless Chromium through `chromedriver`.
+Needs only Python's standard library, `chromium` and `chromium-driver`.
+
+    cargo build --release -p ggp
+    python3 scripts/serve_screenshots.py [--ggp target/release/ggp]
+"""
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.environ.get("GGP_SHARED", os.path.join(ROOT, "..", "shared"))
+TOKEN = "screenshot-admin-token-0123456789"
+# (key, file in the corpus's base, steps to play before the photograph)
+CORPUS = [
+    ("ticTacToe", "ticTacToe.kif", 5),
+    ("connectFour", "connectFour.kif", 14),
+    ("breakthrough", "breakthrough.kif", 24),
+    ("reversi", "reversi.kif", 20),
+    ("chess", "chess.kif", 16),
+    ("hex", "hex.kif", 30),
+]
+
+
+def api(port, method, path, body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, json.loads(data) if data else None
+
+
+def wait_for_step(port, match_id, n):
+    """Until the match has played `n` steps, or is over."""
+    while True:
+        status, record = api(port, "GET", f"/api/matches/{match_id}")
+        # Not recorded until its players are ready.
+        if status == 200 and (len(record["moves"]) >= n or record["status"] != "live"):
+            return
+        time.sleep(0.05)
+
+
+class Browser:
+    """Headless Chromium through `chromedriver` (the WebDriver protocol over HTTP), in a
+    process group of its own that is killed at the end."""
+
+    def __init__(self, chromium, width=1280, height=900):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.driver = subprocess.Popen([shutil.which("chromedriver") or "chromedriver",
+                                        f"--port={self.port}"], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": chromium,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                     "--disable-dev-shm-usage", f"--window-size={width},{height}"]}}}}
+        self.session = self.call("POST", "/session", caps)["sessionId"]
+
+    def call(self, method, path, body=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn.request(method, path, body=json.dumps(body if body is not None else {}),
+                     headers={"Content-Type": "application/json"})
+        answer = json.loads(conn.getresponse().read())["value"]
+        conn.close()
+        return answer
+
+    def shoot(self, url, out, settle=1.5):
+        self.call("POST", f"/session/{self.session}/url", {"url": url})
+        time.sleep(settle)
+        png = self.call("GET", f"/session/{self.session}/screenshot")
+        with open(out, "wb") as f:
+            f.write(base64.b64decode(png))
+        print("wrote", os.path.relpath(out, ROOT))
+
+    def close(self):
+        try:
+            self.call("DELETE", f"/session/{self.session}")
+        finally:
+            os.killpg(self.driver.pid, signal.SIGKILL)
+            self.driver.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ggp", default=os.path.join(ROOT, "target", "release", "ggp"))
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus")
+        os.mkdir(corpus)
+        for key, name, _ in CORPUS:
+            os.symlink(os.path.join(SHARED, "corpus", "games", "base", name),
+                       os.path.join(corpus, key + ".kif"))
+        server = subprocess.Popen(
+            [args.ggp, "serve", "--addr", "127.0.0.1:0", "--db", os.path.join(tmp, "db.sqlite"),
+             "--games", os.path.join(ROOT, "games"), "--games", corpus,
+             "--admin-token", TOKEN], stderr=subprocess.PIPE, text=True)
+        browser = None
+        try:
+            port = None
+            for line in server.stderr:
+                m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+                if m:
+                    port = int(m.group(1))
+                    break
+            threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+            base = f"http://127.0.0.1:{port}"
+            browser = Browser(args.chromium, height=1000)
+
+            # The live page: connect four, slowed down, photographed in the middle.
+            status, made = api(port, "POST", "/api/matches", {
+                "game": "connect4", "players": ["random", "legal"], "startclock": 5,
+                "playclock": 30, "seed": 11, "delay": 3000})
+            assert status == 201, made
+            live = made["id"]
+            wait_for_step(port, live, 6)
+            browser.shoot(f"{base}/matches/{live}", os.path.join(args.out, "serve-live.png"))
+            api(port, "POST", f"/api/matches/{live}/abort?reason=screenshot%20taken")
+
+            # The corpus's boards: each match played some steps, then photographed while it goes on.
+            for key, _, at in CORPUS:
+                status, made = api(port, "POST", "/api/matches", {
+                    "game": key, "players": ["random"] * len(api(port, "GET", f"/api/games/{key}")[1]["roles"]),
+                    "startclock": 30, "playclock": 30, "seed": 3, "delay": 300})
+                assert status == 201, made
+                mid = made["id"]
+                wait_for_step(port, mid, at)
+                browser.shoot(f"{base}/matches/{mid}", os.path.join(args.out, f"board-{key}.png"))
+                api(port, "POST", f"/api/matches/{mid}/abort?reason=screenshot%20taken")
+        finally:
+            if browser:
+                browser.close()
+            server.terminate()
+            server.wait()
+
+
+if __name__ == "__main__":
+    main()
