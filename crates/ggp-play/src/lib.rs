@@ -2,7 +2,9 @@
 //! GGP protocol over HTTP, several matches at once.
 //!
 //! Built-in strategies: [`RandomStrategy`] (a uniformly random legal move) and
-//! [`LegalStrategy`] (the first legal move in canonical order, as ggp-base's legal player).
+//! [`LegalStrategy`] (the first legal move in canonical order, as ggp-base's legal player),
+//! and [`SampleStrategy`] (flat Monte Carlo over the states the player may be in). In a GDL-II
+//! game a [`Game`] keeps the states consistent with the player's moves and percepts.
 //! A user's player implements [`Strategy`] and hands a [`StrategyFactory`] to [`serve`].
 
 mod server;
@@ -10,6 +12,6 @@ mod strategy;
 
 pub use server::{PlayerConfig, serve};
 pub use strategy::{
-    Game, LegalStrategy, Machine, RandomStrategy, State, Strategy, StrategyFactory, StrategyKind,
-    load,
+    Game, LegalStrategy, MAX_STATES, Machine, RandomStrategy, SampleStrategy, State, Strategy,
+    StrategyFactory, StrategyKind, load,
 };

@@ -15,6 +15,9 @@ pub enum Strategy {
     Random,
     /// The first legal move in canonical order (as ggp-base's legal player).
     Legal,
+    /// Flat Monte Carlo over the states the player may be in (GDL-II) or the state (GDL):
+    /// the move with the best average goal in random playouts, by the play clock.
+    Sample,
 }
 
 #[derive(clap::Args)]
@@ -47,6 +50,7 @@ pub fn run(args: Args) -> u8 {
     let kind = match args.strategy {
         Strategy::Random => StrategyKind::Random,
         Strategy::Legal => StrategyKind::Legal,
+        Strategy::Sample => StrategyKind::Sample,
     };
     let name = args.name.unwrap_or_else(|| {
         format!(
