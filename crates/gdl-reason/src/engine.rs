@@ -188,6 +188,23 @@ impl StateMachine for Machine {
         }
     }
 
+    fn has_sees(&self) -> bool {
+        both!(self, m => m.has_sees())
+    }
+
+    fn percepts(
+        &mut self,
+        state: &MachineState,
+        joint: &[TermId],
+        role: RoleIndex,
+    ) -> Result<Vec<TermId>> {
+        match (self, state) {
+            (Machine::Fast(m), MachineState::Fast(s)) => m.percepts(s, joint, role),
+            (Machine::Reference(m, _), MachineState::Reference(s)) => m.percepts(s, joint, role),
+            _ => Err(mismatch()),
+        }
+    }
+
     fn is_terminal(&mut self, state: &MachineState) -> Result<bool> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.is_terminal(s),

@@ -238,7 +238,45 @@ pub trait StateMachine {
     /// `input` rules.
     fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>>;
 
+    /// Whether the description has `sees` rules (GDL-II percepts).
+    fn has_sees(&self) -> bool;
+
+    /// The terms `role` sees when every role makes its move in `state` (`joint[i]` for role
+    /// `i`): the second arguments of the `sees` atoms for the role, evaluated like `next`, in
+    /// the current state with the joint move. Sorted by id, each once; empty in a game without
+    /// `sees`. The moves are not checked for legality.
+    fn percepts(
+        &mut self,
+        state: &Self::State,
+        joint: &[TermId],
+        role: RoleIndex,
+    ) -> Result<Vec<TermId>>;
+
     // ---- derived ------------------------------------------------------------------------
+
+    /// The role named `random` (GDL-II's chance player, played by the game manager), if the
+    /// game has one.
+    fn random_role(&self) -> Option<RoleIndex> {
+        self.roles().iter().position(|&r| {
+            self.terms().is_constant(r)
+                && self
+                    .symbols()
+                    .name(self.terms().symbol(r))
+                    .eq_ignore_ascii_case("random")
+        })
+    }
+
+    /// Whether the game is a GDL-II game: it has `sees` rules or a `random` role.
+    fn is_gdl2(&self) -> bool {
+        self.has_sees() || self.random_role().is_some()
+    }
+
+    /// Every role's percepts for the joint move (see [`StateMachine::percepts`]).
+    fn all_percepts(&mut self, state: &Self::State, joint: &[TermId]) -> Result<Vec<Vec<TermId>>> {
+        (0..self.roles().len())
+            .map(|r| self.percepts(state, joint, r))
+            .collect()
+    }
 
     /// The role's goal as a number: the one value for which `goal` holds, an integer 0–100.
     fn goal(&mut self, state: &Self::State, role: RoleIndex) -> Result<u8> {

@@ -116,11 +116,14 @@ pub fn describe<M: StateMachine>(
 }
 
 /// One visited state of a replay: what holds in it and the joint move taken from it (`None`
-/// on the last line), in canonical text.
+/// on the last line), in canonical text; in a GDL-II game, what each role sees when that
+/// joint move is made (each role's percepts sorted, in role order; `None` on the last line and
+/// in GDL games).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     pub info: StateInfo,
     pub moves: Option<Vec<String>>,
+    pub sees: Option<Vec<Vec<String>>>,
 }
 
 /// The roles' names in canonical text, in role order.
@@ -132,7 +135,8 @@ pub fn role_names<M: StateMachine>(machine: &M) -> Vec<String> {
         .collect()
 }
 
-/// One JSON line: `{"state":[…],"terminal":…,"legal":{…},"goals":{…},"moves":[…]|null}`.
+/// One JSON line: `{"state":[…],"terminal":…,"legal":{…},"goals":{…},"moves":[…]|null}`,
+/// and in a GDL-II game, on each line with moves, `"sees":{role:[percept…],…}`.
 pub fn json_line(roles: &[String], step: &Step) -> String {
     let per_role = |lists: &[Vec<String>]| {
         let mut map = Map::new();
@@ -151,6 +155,9 @@ pub fn json_line(roles: &[String], step: &Step) -> String {
         "moves".into(),
         step.moves.as_ref().map_or(Value::Null, |m| json!(m)),
     );
+    if let Some(sees) = &step.sees {
+        line.insert("sees".into(), per_role(sees));
+    }
     Value::Object(line).to_string()
 }
 
@@ -186,6 +193,11 @@ pub fn pretty(roles: &[String], number: usize, step: &Step) -> String {
             .map(|(r, m)| format!("{r} {m}"))
             .collect();
         out.push_str(&format!("  moves: {}\n", joint.join(", ")));
+    }
+    if let Some(sees) = &step.sees {
+        for (k, role) in roles.iter().enumerate() {
+            out.push_str(&format!("  sees {role}: {}\n", list(&sees[k])));
+        }
     }
     out
 }
@@ -267,6 +279,7 @@ pub fn replay<M: StateMachine, R: Rng>(
         Moves::Given(list) => (Some(list), None),
         Moves::Random(n, rng) => (None, Some((n, rng))),
     };
+    let gdl2 = machine.is_gdl2();
     let mut step = 0;
     loop {
         let reason = |error| ReplayError::Reason { step, error };
@@ -307,12 +320,23 @@ pub fn replay<M: StateMachine, R: Rng>(
                 .map(|&t| machine.terms().text(machine.symbols(), t))
                 .collect()
         });
+        let sees = match &joint {
+            Some(joint) if gdl2 => Some(
+                machine
+                    .all_percepts(&state, joint)
+                    .map_err(reason)?
+                    .iter()
+                    .map(|seen| texts(machine, seen))
+                    .collect(),
+            ),
+            _ => None,
+        };
         let stuck_role = info
             .legal
             .iter()
             .position(Vec::is_empty)
             .filter(|_| !info.terminal);
-        line(Step { info, moves }).map_err(ReplayError::Output)?;
+        line(Step { info, moves, sees }).map_err(ReplayError::Output)?;
         let Some(joint) = joint else {
             let stuck = stuck_role.map(|role| {
                 let role_term = machine.roles()[role];

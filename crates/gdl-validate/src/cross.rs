@@ -213,6 +213,37 @@ impl<A: StateMachine, B: StateMachine> StateMachine for CrossCheck<A, B> {
         Ok(PairState(a, b))
     }
 
+    fn has_sees(&self) -> bool {
+        self.a.has_sees()
+    }
+
+    fn percepts(
+        &mut self,
+        state: &Self::State,
+        joint: &[TermId],
+        role: RoleIndex,
+    ) -> Result<Vec<TermId>> {
+        let a = self.a.percepts(&state.0, joint, role);
+        let b_joint: std::result::Result<Vec<TermId>, String> =
+            joint.iter().map(|&m| self.b_term(m)).collect();
+        let Ok(b_joint) = b_joint else {
+            return a;
+        };
+        self.compare(
+            |s| format!("the percepts of `{}`", s.role_name(role)),
+            state.1.as_ref(),
+            a,
+            |b, bs| b.percepts(bs, &b_joint, role),
+            |s, seen, first| {
+                if first {
+                    texts(&s.a, seen)
+                } else {
+                    texts(&s.b, seen)
+                }
+            },
+        )
+    }
+
     fn is_terminal(&mut self, state: &Self::State) -> Result<bool> {
         let a = self.a.is_terminal(&state.0);
         self.compare(

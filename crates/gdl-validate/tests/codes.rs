@@ -69,6 +69,17 @@ impl StateMachine for Liar {
     fn next_state(&mut self, state: &Self::State, joint: &[TermId]) -> ReasonResult<Self::State> {
         self.0.next_state(state, joint)
     }
+    fn has_sees(&self) -> bool {
+        self.0.has_sees()
+    }
+    fn percepts(
+        &mut self,
+        state: &Self::State,
+        joint: &[TermId],
+        role: RoleIndex,
+    ) -> ReasonResult<Vec<TermId>> {
+        self.0.percepts(state, joint, role)
+    }
     fn is_terminal(&mut self, state: &Self::State) -> ReasonResult<bool> {
         self.0.is_terminal(state)
     }

@@ -18,8 +18,14 @@ use crate::seat::{SeatChannel, SeatMessage, Turn};
 /// Who plays a role.
 #[derive(Clone, Debug)]
 pub enum PlayerSpec {
-    /// A player at this URL (`http://127.0.0.1:9147`).
+    /// A player at this URL (`http://127.0.0.1:9147`). It is told the joint moves in a GDL
+    /// game, and its percepts in the GameController's form ([`Gdl2Form::Percepts`]) in a GDL-II
+    /// game.
     Url(String),
+    /// A player at this URL that speaks GDL-II in the given form, in any game: in a GDL game it
+    /// is sent the GameController's rule `(<= (sees ?p (did ?q ?m)) (role ?p) (does ?q ?m))`
+    /// with the rules, and sees every role's move as `(did role move)`.
+    Gdl2(String, Gdl2Form),
     /// A built-in strategy, run in this process under the same clocks.
     Builtin(StrategyKind),
     /// A seat whose moves come from a channel (a person at a web page): asked for each move
@@ -27,11 +33,42 @@ pub enum PlayerSpec {
     Channel(SeatChannel),
 }
 
+/// How a GDL-II player is told what it sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gdl2Form {
+    /// The GameController's: `(PLAY id NIL)`, then `(PLAY id (percept … ))`, `(STOP id (percept
+    /// … ))` (`gdl2:URL`).
+    Percepts,
+    /// With the turn and the player's own move, as the Dresden server's GDL-II protocol has it:
+    /// `(PLAY id 0 NIL NIL)`, then `(PLAY id turn move (percept … ))` (`gdl2-turn:URL`).
+    Turn,
+}
+
+/// The rule the GameController adds to a GDL game's rules for a GDL-II player, so that it sees
+/// every role's move.
+pub const DID_RULE: &str = "(<= (sees ?p (did ?q ?m)) (role ?p) (does ?q ?m))";
+
 impl PlayerSpec {
-    /// A built-in strategy's name (`random`, `legal`, `montecarlo`, `mcts`: see
-    /// [`StrategyKind::parse`]), or an `http://` URL (a bare `host:port` gets `http://`),
-    /// checked ([`PlayerUrl::parse`]) and kept as written.
+    /// A built-in strategy's name (`random`, `legal`, `montecarlo`, `mcts`, `sample`: see
+    /// [`StrategyKind::parse`]), an `http://` URL (a bare `host:port` gets `http://`), checked
+    /// ([`PlayerUrl::parse`]) and kept as written, or a URL after `gdl2:` or `gdl2-turn:` for a
+    /// GDL-II player ([`Gdl2Form`]).
     pub fn parse(text: &str) -> Result<PlayerSpec, String> {
+        let lower = text.to_ascii_lowercase();
+        for (prefix, form) in [
+            ("gdl2-turn:", Gdl2Form::Turn),
+            ("gdl2:", Gdl2Form::Percepts),
+        ] {
+            if lower.starts_with(prefix) {
+                let rest = &text[prefix.len()..];
+                return match PlayerSpec::parse(rest)? {
+                    PlayerSpec::Url(url) => Ok(PlayerSpec::Gdl2(url, form)),
+                    _ => Err(format!(
+                        "`{text}`: `{prefix}` is followed by the URL of an HTTP player"
+                    )),
+                };
+            }
+        }
         if let Some(kind) = StrategyKind::parse(text) {
             return Ok(PlayerSpec::Builtin(kind));
         }
@@ -54,11 +91,32 @@ impl PlayerSpec {
     pub fn name(&self) -> String {
         match self {
             PlayerSpec::Url(url) => url.clone(),
+            PlayerSpec::Gdl2(url, Gdl2Form::Percepts) => format!("gdl2:{url}"),
+            PlayerSpec::Gdl2(url, Gdl2Form::Turn) => format!("gdl2-turn:{url}"),
             PlayerSpec::Builtin(kind) => kind.name().into(),
             PlayerSpec::Channel(seat) => seat.name().into(),
         }
     }
+
+    /// The URL of a remote player.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            PlayerSpec::Url(url) | PlayerSpec::Gdl2(url, _) => Some(url),
+            PlayerSpec::Builtin(_) | PlayerSpec::Channel(_) => None,
+        }
+    }
 }
+
+/// What a remote player is told after each step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// The joint move (GDL).
+    Moves,
+    Gdl2(Gdl2Form),
+}
+
+/// The name recorded for the `random` role of a GDL-II game, which the manager plays.
+pub const MANAGER_PLAYS_RANDOM: &str = "(the manager)";
 
 /// A match to run.
 #[derive(Clone, Debug)]
@@ -125,8 +183,13 @@ impl std::error::Error for MatchError {}
 #[derive(Clone, Debug)]
 pub enum Event<'a> {
     /// Every player answered START, or its clock ran out: the players that did not reply
-    /// READY, with what happened (`timeout: …`, `busy: …`, `connection: …`, …).
-    Started { errors: &'a [StepError] },
+    /// READY, with what happened (`timeout: …`, `busy: …`, `connection: …`, …), and the name
+    /// of each role's player (a [`StepError`]'s `player` is a role's index: in a GDL-II game
+    /// the `random` role, [`MANAGER_PLAYS_RANDOM`], has no player of the list given).
+    Started {
+        errors: &'a [StepError],
+        players: &'a [String],
+    },
     /// A joint move was played.
     Step(&'a Progress),
 }
@@ -180,7 +243,9 @@ type LocalPlayer = (Box<dyn Strategy>, Game);
 
 /// A player's side of the match, as the manager drives it.
 enum Seat {
-    Remote(String),
+    Remote(String, Form),
+    /// GDL-II's `random` role, played by the manager.
+    Chance,
     /// A built-in player (empty while it thinks).
     Local(Option<Box<LocalPlayer>>),
     Channel(SeatChannel),
@@ -192,8 +257,16 @@ type LocalTurn = (Box<LocalPlayer>, Result<String, StepError>);
 enum Pending {
     Remote(JoinHandle<Result<String, HttpError>>),
     Local(JoinHandle<LocalTurn>),
+    Chance,
     /// The reply to a [`Turn`] (`None`: the seat is gone), and when to stop waiting for it.
     Channel(Option<tokio::sync::oneshot::Receiver<String>>, Instant),
+}
+
+/// A role's answer at a step: a player's reply (or what went wrong), or the manager's own
+/// turn for the `random` role.
+enum Answer {
+    Player(Result<String, StepError>),
+    Chance,
 }
 
 fn now_ms() -> u64 {
@@ -245,8 +318,15 @@ struct Referee {
     terminal: bool,
     /// Every role's legal moves in `state` (none when terminal).
     legal: Vec<Vec<TermId>>,
-    /// Draws the substituted moves.
+    /// Draws the substituted moves and the `random` role's.
     rng: StdRng,
+    /// Whether the game is GDL-II (percepts are computed and recorded).
+    gdl2: bool,
+    /// Whether every role's percepts are needed even in a GDL game (a GDL-II player is seated:
+    /// it sees `(did role move)` for every role).
+    did: bool,
+    /// Every role's percepts of the last step (none before the first).
+    last_percepts: Vec<Vec<String>>,
 }
 
 /// What a step did.
@@ -257,6 +337,9 @@ struct Advanced {
     terminal: bool,
     /// Once terminal.
     goals: Option<Vec<u8>>,
+    /// Every role's percepts of the step (GDL-II, or `(did …)` for GDL-II players of a GDL
+    /// game), each sorted; empty when no one needs them.
+    percepts: Vec<Vec<String>>,
 }
 
 impl Referee {
@@ -264,12 +347,16 @@ impl Referee {
         let mut machine =
             load(rules).map_err(|first| format!("the rules cannot be played: {first}"))?;
         let state = machine.initial_state().map_err(|e| e.to_string())?;
+        let gdl2 = machine.is_gdl2();
         let mut referee = Referee {
             machine,
             state,
             terminal: false,
             legal: Vec::new(),
             rng,
+            gdl2,
+            did: false,
+            last_percepts: Vec::new(),
         };
         referee.survey(0)?;
         Ok(referee)
@@ -320,14 +407,23 @@ impl Referee {
 
     /// Judges the replies (a legal move stands; anything else is replaced by a random legal
     /// move and recorded as an error), then plays the joint move.
-    fn advance(
-        &mut self,
-        replies: Vec<Result<String, StepError>>,
-        step: usize,
-    ) -> Result<Advanced, String> {
+    fn advance(&mut self, replies: Vec<Answer>, step: usize) -> Result<Advanced, String> {
         let mut joint = Vec::with_capacity(replies.len());
         let mut errors = Vec::new();
-        for (k, reply) in replies.into_iter().enumerate() {
+        for (k, answer) in replies.into_iter().enumerate() {
+            let reply = match answer {
+                Answer::Player(reply) => reply,
+                Answer::Chance => {
+                    // GDL-II's `random` role: a uniformly random legal move from the match's
+                    // seed.
+                    joint.push(
+                        *self.legal[k]
+                            .choose(&mut self.rng)
+                            .expect("every role has a legal move"),
+                    );
+                    continue;
+                }
+            };
             let chosen = match reply {
                 Ok(body) => match move_candidates(&body) {
                     None => Err(StepError {
@@ -361,7 +457,32 @@ impl Referee {
                 }
             });
         }
-        let moves = joint.iter().map(|&m| self.text(m)).collect();
+        let moves: Vec<String> = joint.iter().map(|&m| self.text(m)).collect();
+        let percepts = if self.gdl2 {
+            let all = self
+                .machine
+                .all_percepts(&self.state, &joint)
+                .map_err(|e| e.to_string())?;
+            all.iter()
+                .map(|seen| {
+                    let mut texts: Vec<String> = seen.iter().map(|&t| self.text(t)).collect();
+                    texts.sort();
+                    texts
+                })
+                .collect()
+        } else if self.did {
+            // The GameController's convention for a GDL game: every role sees every move.
+            let did: Vec<String> = self
+                .roles()
+                .iter()
+                .zip(&moves)
+                .map(|(role, m)| format!("(did {role} {m})"))
+                .collect();
+            vec![did; moves.len()]
+        } else {
+            Vec::new()
+        };
+        self.last_percepts = percepts.clone();
         self.state = self
             .machine
             .next_state(&self.state, &joint)
@@ -378,6 +499,7 @@ impl Referee {
             state: self.state_text(),
             terminal: self.terminal,
             goals,
+            percepts,
         })
     }
 }
@@ -402,18 +524,43 @@ where
     Ok(out)
 }
 
-/// A built-in player's turn: apply the previous joint move, then choose.
+/// What a built-in player is told of the last step: the joint move (GDL), or its percepts
+/// (GDL-II: the player keeps the states it may be in, as a remote one does).
+fn observe(game: &mut Game, last: Option<&[String]>) -> Result<(), String> {
+    match last {
+        None => Ok(()),
+        Some(percepts) if game.possible.is_some() => game.perceive(None, percepts),
+        Some(moves) => game.apply(moves),
+    }
+}
+
+/// A built-in player's turn: take in the previous step, then choose.
 fn think(
     strategy: &mut dyn Strategy,
     game: &mut Game,
     last: Option<&[String]>,
     clock: Duration,
 ) -> Result<String, String> {
-    if let Some(moves) = last {
-        game.apply(moves)?;
-    }
+    observe(game, last)?;
     let chosen = strategy.select(game, deadline_after(Instant::now(), clock))?;
+    game.last_move = Some(chosen);
     Ok(game.text(chosen))
+}
+
+/// What a built-in player of role `k` is told after the joint moves `moves`: the last joint
+/// move, or in a GDL-II game its percepts of it.
+fn told(
+    gdl2: bool,
+    k: usize,
+    moves: &[Vec<String>],
+    percepts: &[Vec<String>],
+) -> Option<Vec<String>> {
+    let last = moves.last()?;
+    Some(if gdl2 {
+        percepts.get(k).cloned().unwrap_or_default()
+    } else {
+        last.clone()
+    })
 }
 
 /// Runs a match to its end (see [`run_match_until`], with nothing to stop it).
@@ -476,20 +623,44 @@ where
             .map_err(|e| MatchError::Game(format!("the manager's reasoner failed: {e}")))?
             .map_err(MatchError::Rules)?,
     ));
-    let (roles, initial, reasoner) = {
+    let (roles, initial, reasoner, chance, gdl2) = {
         let r = referee.as_ref().expect("loaded");
-        (r.roles(), r.state_text(), r.machine.describe_engine())
+        (
+            r.roles(),
+            r.state_text(),
+            r.machine.describe_engine(),
+            r.machine.random_role(),
+            r.gdl2,
+        )
     };
-    if players.len() != roles.len() {
+    // GDL-II's `random` role is no seat: the manager plays it.
+    let seated = roles.len() - usize::from(chance.is_some());
+    if players.len() != seated {
         return Err(MatchError::Players(format!(
-            "the game has {} role{} ({}), but {} player{} given",
+            "the game has {} role{} ({}){}, but {} player{} given",
             roles.len(),
             if roles.len() == 1 { "" } else { "s" },
             roles.join(", "),
+            if chance.is_some() {
+                format!(
+                    "; `random` is played by the manager, so {seated} player{} needed",
+                    if seated == 1 { " is" } else { "s are" }
+                )
+            } else {
+                String::new()
+            },
             players.len(),
             if players.len() == 1 { " was" } else { "s were" }
         )));
     }
+    let mut players: Vec<Option<PlayerSpec>> = players.into_iter().map(Some).collect();
+    if let Some(r) = chance {
+        players.insert(r, None);
+    }
+    referee.as_mut().expect("loaded").did = !gdl2
+        && players
+            .iter()
+            .any(|p| matches!(p, Some(PlayerSpec::Gdl2(..))));
     let mut rec = MatchRecord {
         match_id: config.match_id.clone(),
         game_name: config.game_name.clone(),
@@ -497,7 +668,13 @@ where
         start_time: now_ms(),
         rules: config.rules.clone(),
         game_role_names: roles.clone(),
-        player_names_from_host: players.iter().map(PlayerSpec::name).collect(),
+        player_names_from_host: players
+            .iter()
+            .map(|p| {
+                p.as_ref()
+                    .map_or(MANAGER_PLAYS_RANDOM.into(), PlayerSpec::name)
+            })
+            .collect(),
         start_clock: config.start_clock.as_secs(),
         play_clock: config.play_clock.as_secs(),
         states: vec![initial],
@@ -509,6 +686,7 @@ where
         is_completed: false,
         is_aborted: false,
         abort_reason: None,
+        percepts: Vec::new(),
     };
     record(&rec)
         .await
@@ -517,9 +695,14 @@ where
     let mut seats: Vec<Seat> = players
         .iter()
         .map(|p| match p {
-            PlayerSpec::Url(url) => Seat::Remote(url.clone()),
-            PlayerSpec::Builtin(_) => Seat::Local(None),
-            PlayerSpec::Channel(seat) => Seat::Channel(seat.clone()),
+            Some(PlayerSpec::Url(url)) if gdl2 => {
+                Seat::Remote(url.clone(), Form::Gdl2(Gdl2Form::Percepts))
+            }
+            Some(PlayerSpec::Url(url)) => Seat::Remote(url.clone(), Form::Moves),
+            Some(PlayerSpec::Gdl2(url, form)) => Seat::Remote(url.clone(), Form::Gdl2(*form)),
+            Some(PlayerSpec::Builtin(_)) => Seat::Local(None),
+            Some(PlayerSpec::Channel(seat)) => Seat::Channel(seat.clone()),
+            None => Seat::Chance,
         })
         .collect();
     let played = {
@@ -551,12 +734,12 @@ where
         let aborts: Vec<_> = seats
             .iter()
             .filter_map(|seat| match seat {
-                Seat::Remote(url) => Some(send(url, abort.clone(), wait)),
+                Seat::Remote(url, _) => Some(send(url, abort.clone(), wait)),
                 Seat::Channel(seat) => {
                     seat.send(SeatMessage::Abort);
                     None
                 }
-                Seat::Local(_) => None,
+                Seat::Local(_) | Seat::Chance => None,
             })
             .collect();
         for a in aborts {
@@ -574,11 +757,10 @@ where
         });
     }
     // STOP, everyone at once; the replies do not matter any more.
-    let stop = Request::Stop {
-        match_id: config.match_id.clone(),
-        moves: rec.moves.last().cloned(),
-    }
-    .to_string();
+    let last_percepts = referee
+        .as_ref()
+        .map(|r| r.last_percepts.clone())
+        .unwrap_or_default();
     let player_stats: Vec<Option<PlayerStats>> = seats
         .iter()
         .map(|seat| match seat {
@@ -588,28 +770,29 @@ where
         .collect();
     let asked = Instant::now();
     let mut stops = Vec::new();
-    for seat in &mut seats {
+    for (k, seat) in seats.iter_mut().enumerate() {
         match seat {
-            Seat::Remote(url) => stops.push(send(
+            Seat::Chance => {}
+            Seat::Remote(url, form) => stops.push(send(
                 url,
-                stop.clone(),
+                message(*form, true, &config.match_id, k, &rec.moves, &last_percepts),
                 config.play_clock.saturating_add(config.grace),
             )),
             Seat::Local(slot) => {
                 let mut local = slot.take().expect("a built-in player is in its seat");
-                let last = rec.moves.last().cloned();
+                let last = told(gdl2, k, &rec.moves, &last_percepts);
                 stops.push(tokio::task::spawn_blocking(move || {
                     let (strategy, game) = &mut *local;
-                    if let Some(moves) = last {
-                        game.apply(&moves).map_err(HttpError::Protocol)?;
-                    }
+                    observe(game, last.as_deref()).map_err(HttpError::Protocol)?;
                     strategy.stop(game);
                     Ok(String::new())
                 }));
             }
             Seat::Channel(seat) => {
+                // (In a GDL-II game a channel seat is not told the others' moves; it is not
+                // told its percepts either.)
                 seat.send(SeatMessage::Stop {
-                    moves: rec.moves.last().cloned(),
+                    moves: rec.moves.last().cloned().filter(|_| !gdl2),
                 });
             }
         }
@@ -634,7 +817,7 @@ where
 async fn play<P, R, F>(
     config: &MatchConfig,
     sent_rules: &str,
-    players: &[PlayerSpec],
+    players: &[Option<PlayerSpec>],
     seeds: &[u64],
     roles: &[String],
     referee: &mut Option<Box<Referee>>,
@@ -658,18 +841,25 @@ where
     let mut seeds = seeds.iter();
     for (k, p) in players.iter().enumerate() {
         match p {
-            PlayerSpec::Url(url) => {
+            None => {}
+            Some(PlayerSpec::Url(url) | PlayerSpec::Gdl2(url, _)) => {
+                let did = referee.as_ref().expect("loaded").did;
+                let rules = if did && matches!(p, Some(PlayerSpec::Gdl2(..))) {
+                    format!("{sent_rules} {DID_RULE}")
+                } else {
+                    sent_rules.to_string()
+                };
                 let request = Request::Start(Start {
                     match_id: config.match_id.clone(),
                     role: roles[k].clone(),
-                    rules: sent_rules.to_string(),
+                    rules,
                     start_clock: config.start_clock.as_secs(),
                     play_clock: config.play_clock.as_secs(),
                 });
                 let message = request.to_string();
                 starting.push((k, Err((request, send(url, message, start_limit)))));
             }
-            PlayerSpec::Channel(seat) => {
+            Some(PlayerSpec::Channel(seat)) => {
                 // Ready at once: a channel seat has nothing to prepare.
                 let told = seat.send(SeatMessage::Start {
                     match_id: config.match_id.clone(),
@@ -686,7 +876,7 @@ where
                     });
                 }
             }
-            PlayerSpec::Builtin(kind) => {
+            Some(PlayerSpec::Builtin(kind)) => {
                 let seed = *seeds.next().expect("a seed per built-in player");
                 let factory = kind.factory(seed);
                 let rules = sent_rules.to_string();
@@ -694,13 +884,7 @@ where
                 starting.push((
                     k,
                     Ok(tokio::task::spawn_blocking(move || {
-                        let mut machine = load(&rules)?;
-                        let state = machine.initial_state().map_err(|e| e.to_string())?;
-                        let mut game = Game {
-                            machine,
-                            state,
-                            role: k,
-                        };
+                        let mut game = Game::new(load(&rules)?, k)?;
                         let mut strategy = factory();
                         strategy.start(&mut game, deadline_after(Instant::now(), start_clock));
                         Ok::<_, String>(Box::new((strategy, game)))
@@ -750,6 +934,7 @@ where
     }
     events(Event::Started {
         errors: &start_errors,
+        players: &rec.player_names_from_host,
     });
     if !start_errors.is_empty() {
         record(rec)
@@ -761,23 +946,31 @@ where
         if step >= config.max_steps {
             return Err(MatchError::TooLong(config.max_steps));
         }
-        let message = Request::Play {
-            match_id: config.match_id.clone(),
-            moves: rec.moves.last().cloned(),
-        }
-        .to_string();
+        let (last_percepts, gdl2) = {
+            let r = referee.as_ref().expect("the referee is back");
+            (r.last_percepts.clone(), r.gdl2)
+        };
         let limit = config.play_clock.saturating_add(config.grace);
         // Ask every player at once: remote ones over HTTP, built-in ones on blocking threads.
         let asked = Instant::now();
         let mut pending = Vec::new();
         for (k, seat) in seats.iter_mut().enumerate() {
             match seat {
-                Seat::Remote(url) => {
-                    pending.push(Pending::Remote(send(url, message.clone(), limit)));
+                Seat::Chance => pending.push(Pending::Chance),
+                Seat::Remote(url, form) => {
+                    let message = message(
+                        *form,
+                        false,
+                        &config.match_id,
+                        k,
+                        &rec.moves,
+                        &last_percepts,
+                    );
+                    pending.push(Pending::Remote(send(url, message, limit)));
                 }
                 Seat::Local(slot) => {
                     let mut local = slot.take().expect("a built-in player is in its seat");
-                    let last = rec.moves.last().cloned();
+                    let last = told(gdl2, k, &rec.moves, &last_percepts);
                     let play_clock = config.play_clock;
                     pending.push(Pending::Local(tokio::task::spawn_blocking(move || {
                         let (strategy, game) = &mut *local;
@@ -809,10 +1002,11 @@ where
                 }
             }
         }
-        let mut replies: Vec<Result<String, StepError>> = Vec::new();
+        let mut replies: Vec<Answer> = Vec::new();
         for (k, p) in pending.into_iter().enumerate() {
             replies.push(match p {
-                Pending::Remote(task) => match task.await {
+                Pending::Chance => Answer::Chance,
+                Pending::Remote(task) => Answer::Player(match task.await {
                     Ok(Ok(body)) => Ok(body),
                     Ok(Err(e)) => Err(http_error(k, e, "play", config.play_clock, config.grace)),
                     Err(e) => Err(StepError {
@@ -820,13 +1014,13 @@ where
                         kind: "failed".into(),
                         detail: e.to_string(),
                     }),
-                },
+                }),
                 Pending::Local(task) => {
                     let (local, chosen) = task
                         .await
                         .map_err(|e| MatchError::Game(format!("a built-in player failed: {e}")))?;
                     seats[k] = Seat::Local(Some(local));
-                    chosen
+                    Answer::Player(chosen)
                 }
                 Pending::Channel(answer, until) => {
                     let gone = || StepError {
@@ -834,7 +1028,7 @@ where
                         kind: "connection".into(),
                         detail: GONE.into(),
                     };
-                    match answer {
+                    Answer::Player(match answer {
                         None => Err(gone()),
                         Some(answer) => match tokio::time::timeout_at(until.into(), answer).await {
                             Ok(Ok(body)) => Ok(body),
@@ -847,7 +1041,7 @@ where
                                 config.grace,
                             )),
                         },
-                    }
+                    })
                 }
             });
         }
@@ -865,6 +1059,9 @@ where
         *rec.errors.last_mut().expect("a row per state") = error_row;
         rec.errors.push(vec![String::new(); roles.len()]);
         rec.moves.push(advanced.moves.clone());
+        if referee.as_ref().expect("the referee is back").gdl2 {
+            rec.percepts.push(advanced.percepts);
+        }
         rec.states.push(advanced.state);
         rec.state_times.push(now_ms());
         if let Some(goals) = advanced.goals {
@@ -896,6 +1093,44 @@ where
             .map_err(|e| MatchError::Record(format!("cannot record the end of the match: {e}")))?;
     }
     Ok(())
+}
+
+/// What a remote player is sent at a step (PLAY) or at the end (STOP), after the joint moves
+/// `moves`, of which every role saw `percepts` at the last (none before the first).
+fn message(
+    form: Form,
+    stop: bool,
+    match_id: &str,
+    role: usize,
+    moves: &[Vec<String>],
+    percepts: &[Vec<String>],
+) -> String {
+    let match_id = match_id.to_string();
+    let last = moves.last();
+    let seen = || last.map(|_| percepts.get(role).cloned().unwrap_or_default());
+    match form {
+        Form::Moves if stop => Request::Stop {
+            match_id,
+            moves: last.cloned(),
+        },
+        Form::Moves => Request::Play {
+            match_id,
+            moves: last.cloned(),
+        },
+        Form::Gdl2(Gdl2Form::Percepts) => Request::Sees {
+            stop,
+            match_id,
+            percepts: seen(),
+        },
+        Form::Gdl2(Gdl2Form::Turn) => Request::Turn(ggp_protocol::Turn {
+            stop,
+            match_id,
+            turn: moves.len() as u64,
+            last_move: last.map(|m| m[role].clone()),
+            percepts: seen(),
+        }),
+    }
+    .to_string()
 }
 
 /// The error detail for a channel seat whose other end is gone.

@@ -24,7 +24,8 @@ impl StepError {
 /// `stateTimes` have one entry per state (the errors of the last state stay empty: no move was
 /// made from it yet). Terms are written as the rules spell them (`(mark 1 2)`, `xPlayer`), with
 /// single spaces. Two fields are this project's own: `startErrors` (what went wrong with each
-/// player's START) and `abortReason` (why an aborted match was aborted).
+/// player's START) and `abortReason` (why an aborted match was aborted); a GDL-II match has a
+/// third, `percepts`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchRecord {
@@ -58,6 +59,10 @@ pub struct MatchRecord {
     /// Why the match was aborted (the step limit, Ctrl-C, a game that failed, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abort_reason: Option<String>,
+    /// GDL-II games only (absent otherwise): for each joint move, one entry per role, what
+    /// the role saw of it (its `sees` terms, sorted), as its player was told.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percepts: Vec<Vec<Vec<String>>>,
 }
 
 impl MatchRecord {

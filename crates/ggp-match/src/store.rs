@@ -120,6 +120,9 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX seats_by_player ON seats (player_ref);
     CREATE INDEX served_by_version ON served_matches (game_version_ref);",
+    // 4: GDL-II: what each role saw of the step's joint move (a JSON array in role order of
+    // arrays of terms); NULL in a GDL game.
+    "ALTER TABLE steps ADD COLUMN percepts TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -256,6 +259,8 @@ struct Header {
 #[derive(Clone, Debug)]
 struct StepRow {
     moves: Vec<String>,
+    /// GDL-II only.
+    percepts: Option<Vec<Vec<String>>>,
     errors: Vec<String>,
     state: String,
     time: u64,
@@ -299,6 +304,7 @@ impl Update {
         let steps = (written..record.moves.len())
             .map(|k| StepRow {
                 moves: record.moves[k].clone(),
+                percepts: record.percepts.get(k).cloned(),
                 errors: record.errors.get(k).cloned().unwrap_or_default(),
                 state: record.states.get(k + 1).cloned().unwrap_or_default(),
                 time: record.state_times.get(k + 1).copied().unwrap_or_default(),
@@ -787,10 +793,11 @@ impl Database {
             start_errors: self.parse(match_id, &start_errors)?,
             abort_reason,
             game_role_names: roles,
+            percepts: Vec::new(),
         };
         let mut statement = tx
             .prepare(
-                "SELECT step, moves, errors, state, state_time FROM steps
+                "SELECT step, moves, errors, state, state_time, percepts FROM steps
                  WHERE match_ref = ?1 ORDER BY step",
             )
             .map_err(|e| self.error(e))?;
@@ -802,11 +809,12 @@ impl Database {
                     row.get::<_, String>(2)?,
                     row.get::<_, String>(3)?,
                     row.get::<_, i64>(4)?,
+                    row.get::<_, Option<String>>(5)?,
                 ))
             })
             .map_err(|e| self.error(e))?;
         for row in rows {
-            let (step, moves, errors, state, time) = row.map_err(|e| self.error(e))?;
+            let (step, moves, errors, state, time, percepts) = row.map_err(|e| self.error(e))?;
             if step as usize != record.moves.len() + 1 {
                 return Err(store_error(
                     StoreErrorKind::NotADatabase,
@@ -818,6 +826,9 @@ impl Database {
                 ));
             }
             record.moves.push(self.parse(match_id, &moves)?);
+            if let Some(percepts) = percepts {
+                record.percepts.push(self.parse(match_id, &percepts)?);
+            }
             record.errors.push(self.parse(match_id, &errors)?);
             record.states.push(state);
             record.state_times.push(time as u64);
@@ -882,8 +893,8 @@ fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
         })?;
     let mut insert = conn
         .prepare_cached(
-            "INSERT INTO steps (match_ref, step, moves, errors, state, state_time)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO steps (match_ref, step, moves, errors, state, state_time, percepts)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .map_err(fail)?;
     for (k, step) in u.steps.iter().enumerate() {
@@ -895,6 +906,7 @@ fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
                 json(&step.errors),
                 step.state,
                 step.time as i64,
+                step.percepts.as_ref().map(json),
             ])
             .map_err(fail)?;
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ggp_match::{Database, MatchConfig, MatchRecord, PlayerSpec, Store, run_match};
+use ggp_match::{Database, MatchConfig, MatchError, MatchRecord, PlayerSpec, Store, run_match};
 use ggp_play::{PlayerConfig, StrategyKind, serve};
 use ggp_protocol::Request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -607,6 +607,340 @@ async fn the_appendix_b_exchange() {
         if !spec.starts_with("(START") {
             // The requests after START have the lengths Appendix B gives (27 and 30).
             assert_eq!(length, spec.len());
+        }
+    }
+}
+
+const MONTY: &str = include_str!("../../../games/montyhall.kif");
+
+/// The bodies of the requests a scripted player received.
+fn bodies(seen: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|raw| raw.split_once("\r\n\r\n").unwrap().1.to_string())
+        .collect()
+}
+
+/// A Monty Hall contestant that picks door 1, waits and switches.
+fn contestant() -> impl Fn(&str, usize) -> Act + Send + Sync + 'static {
+    |body, n| {
+        Act::Reply(
+            match n {
+                _ if body.starts_with("(START") => "READY",
+                _ if body.starts_with("(STOP") => "DONE",
+                1 => "(choose 1)",
+                2 => "wait",
+                _ => "switch",
+            }
+            .into(),
+        )
+    }
+}
+
+/// Where the car is and which door the host opened, from the record's joint moves.
+fn car_and_opened(record: &MatchRecord) -> (String, String) {
+    let arg = |m: &str| {
+        m.trim_end_matches(')')
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    (arg(&record.moves[0][1]), arg(&record.moves[1][1]))
+}
+
+/// A GDL-II match on Monty Hall with the GameController's messages: the manager plays
+/// `random`, the contestant is told only its percepts, as the GameController tells them, and
+/// the record (in the database too) keeps every role's percepts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gdl2_match_sends_each_player_only_its_percepts_as_the_gamecontroller_does() {
+    let path = temp_db("gdl2.sqlite");
+    let store = Store::open(&path).unwrap();
+    let mut cars = std::collections::BTreeSet::new();
+    for seed in 0..6 {
+        let (url, seen) = scripted(contestant()).await;
+        let mut cfg = config(&format!("monty.{seed}"), MONTY);
+        cfg.seed = seed;
+        let record = play_recorded(cfg, vec![PlayerSpec::Url(url)], &store).await;
+        no_errors(&record);
+        assert_eq!(record.player_names_from_host[1], "(the manager)");
+        assert_eq!(record.moves.len(), 3);
+        let (car, opened) = car_and_opened(&record);
+        cars.insert(car.clone());
+        // The host opened neither the car's door nor the pick.
+        assert!(opened != car && opened != "1", "{:?}", record.moves);
+        assert_eq!(
+            record.percepts,
+            [
+                vec![
+                    vec!["(picked 1)".to_string()],
+                    vec!["(picked 1)".to_string()]
+                ],
+                vec![vec![format!("(opened {opened})")], vec![]],
+                vec![vec![format!("(car {car})")], vec!["switch".to_string()]],
+            ]
+        );
+        // Switching wins unless the pick was the car.
+        let won = if car == "1" { 0 } else { 100 };
+        assert_eq!(record.goal_values, [won, 0]);
+        let id = format!("monty.{seed}");
+        assert_eq!(
+            bodies(&seen)[1..],
+            [
+                format!("(PLAY {id} NIL)"),
+                format!("(PLAY {id} ((picked 1) ))"),
+                format!("(PLAY {id} ((opened {opened}) ))"),
+                format!("(STOP {id} ((car {car}) ))"),
+            ]
+        );
+        assert!(bodies(&seen)[0].starts_with(&format!(
+            "(START {id} contestant ((role contestant) (role random)"
+        )));
+        // The database keeps the percepts.
+        let db = Database::open_existing(&path).unwrap();
+        assert_eq!(db.load(&id).unwrap().percepts, record.percepts);
+    }
+    assert!(cars.len() > 1, "the car is hidden at random: {cars:?}");
+    // The same seed gives the same match.
+    let (url, _) = scripted(contestant()).await;
+    let mut cfg = config("monty.again", MONTY);
+    cfg.seed = 3;
+    let again = play(cfg, vec![PlayerSpec::Url(url)]).await;
+    let first = Database::open_existing(&path)
+        .unwrap()
+        .load("monty.3")
+        .unwrap();
+    assert_eq!(again.moves, first.moves);
+}
+
+/// The Dresden server's GDL-II form: the turn, the player's own move (the substitute when its
+/// reply was illegal) and its percepts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gdl2_player_can_ask_for_the_turn_and_its_own_move() {
+    let (url, seen) = scripted(|body, n| {
+        Act::Reply(
+            match n {
+                _ if body.starts_with("(START") => "READY",
+                _ if body.starts_with("(STOP") => "DONE",
+                1 => "(choose 2)",
+                2 => "(fly away)",
+                _ => "stay",
+            }
+            .into(),
+        )
+    })
+    .await;
+    let record = play(
+        config("turns", MONTY),
+        vec![PlayerSpec::Gdl2(url, ggp_match::Gdl2Form::Turn)],
+    )
+    .await;
+    assert_eq!(errors_of(&record, 0), ["illegal: (fly away)"]);
+    let (car, opened) = car_and_opened(&record);
+    assert_eq!(
+        bodies(&seen)[1..],
+        [
+            "(PLAY turns 0 NIL NIL)".to_string(),
+            "(PLAY turns 1 (choose 2) ((picked 2) ))".into(),
+            format!("(PLAY turns 2 wait ((opened {opened}) ))"),
+            format!("(STOP turns 3 stay ((car {car}) ))"),
+        ]
+    );
+}
+
+/// A GDL game played by a GDL-II player: it gets the GameController's `did` rule with the
+/// rules and every role's move as `(did role move)`; the other player the joint moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gdl2_player_of_a_gdl_game_sees_every_move_as_did() {
+    let (url, seen) = scripted(|body, _| {
+        Act::Reply(
+            if body.starts_with("(START") {
+                "READY"
+            } else {
+                "nil"
+            }
+            .into(),
+        )
+    })
+    .await;
+    let (other, other_seen) = scripted(|body, _| {
+        Act::Reply(
+            if body.starts_with("(START") {
+                "READY"
+            } else {
+                "nil"
+            }
+            .into(),
+        )
+    })
+    .await;
+    let players = vec![
+        PlayerSpec::Gdl2(url, ggp_match::Gdl2Form::Percepts),
+        PlayerSpec::Url(other),
+    ];
+    let record = play(config("did", TICTACTOE), players).await;
+    assert!(record.percepts.is_empty(), "a GDL game records no percepts");
+    let bodies = bodies(&seen);
+    let other_bodies = self::bodies(&other_seen);
+    assert!(
+        bodies[0].ends_with(&format!("{}) 2 1)", ggp_match::DID_RULE)),
+        "{}",
+        bodies[0]
+    );
+    assert!(!other_bodies[0].contains("(did "));
+    for (k, moves) in record.moves.iter().enumerate() {
+        let did = format!("((did x {}) (did o {}) )", moves[0], moves[1]);
+        let joint = format!("({} {})", moves[0], moves[1]);
+        let verb = if k + 1 == record.moves.len() {
+            "STOP"
+        } else {
+            "PLAY"
+        };
+        assert_eq!(bodies[k + 2], format!("({verb} did {did})"));
+        assert_eq!(other_bodies[k + 2], format!("({verb} did {joint})"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_random_role_is_no_seat() {
+    let run = |players| {
+        run_match(
+            config("refused", MONTY),
+            players,
+            |_| {},
+            |_| async { Ok(()) },
+        )
+    };
+    let two = vec![
+        PlayerSpec::Url("http://127.0.0.1:9".into()),
+        PlayerSpec::Url("http://127.0.0.1:9".into()),
+    ];
+    let Err(MatchError::Players(message)) = run(two).await else {
+        panic!("two players for Monty Hall");
+    };
+    assert!(
+        message.contains("`random` is played by the manager, so 1 player is needed"),
+        "{message}"
+    );
+    assert!(matches!(
+        PlayerSpec::parse("gdl2-turn:127.0.0.1:80"),
+        Ok(PlayerSpec::Gdl2(url, ggp_match::Gdl2Form::Turn)) if url == "http://127.0.0.1:80"
+    ));
+    assert!(PlayerSpec::parse("gdl2:random").is_err());
+}
+
+/// GDL-II players that keep the states they may be in (`ggp_play::Game::perceive`), built in
+/// and behind HTTP, on Monty Hall and Kriegspiel tic-tac-toe (from `../shared`): every move
+/// they send is legal, though they cannot see the state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn gdl2_players_never_send_an_illegal_move() {
+    let mut games = vec![("montyhall.kif".to_string(), MONTY.to_string(), 1)];
+    if let Some(shared) = ggp_testdata::shared_or_skip("gdl2_players_never_send_an_illegal_move") {
+        let dir = shared.join("corpus/gdl2/uwa-hyperplayer");
+        for game in ["kriegTTT_4x4", "montyhall", "mastermind2x3"] {
+            let rules = std::fs::read_to_string(dir.join(format!("{game}.kif"))).unwrap();
+            let seats = if game == "kriegTTT_4x4" { 2 } else { 1 };
+            games.push((game.to_string(), rules, seats));
+        }
+    }
+    for (name, rules, seats) in games {
+        for seed in 0..8u64 {
+            let mut players = Vec::new();
+            for k in 0..seats {
+                players.push(if (seed + k as u64).is_multiple_of(2) {
+                    PlayerSpec::Builtin(if k == 0 {
+                        StrategyKind::Random
+                    } else {
+                        StrategyKind::Legal
+                    })
+                } else {
+                    PlayerSpec::Url(real_player(StrategyKind::Random).await)
+                });
+            }
+            let mut cfg = config(&format!("ii.{seed}"), &rules);
+            cfg.seed = seed;
+            cfg.play_clock = Duration::from_secs(5);
+            let record = play(cfg, players).await;
+            assert!(record.is_completed, "{name}: {:?}", record.abort_reason);
+            no_errors(&record);
+        }
+    }
+}
+
+/// GDL-II corpus games (from `../shared`): a match with a scripted player for every role but
+/// `random`, each answering `nil` (so the manager substitutes every move): each player is told
+/// exactly its own percepts of each step, as the record has them, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn gdl2_corpus_matches_tell_each_player_only_its_own_percepts() {
+    let Some(shared) =
+        ggp_testdata::shared_or_skip("gdl2_corpus_matches_tell_each_player_only_its_own_percepts")
+    else {
+        return;
+    };
+    let dir = shared.join("corpus/gdl2/uwa-hyperplayer");
+    for game in ["montyhall", "kriegTTT_4x4", "mastermind"] {
+        let rules = std::fs::read_to_string(dir.join(format!("{game}.kif"))).unwrap();
+        let id = format!("corpus.{}", game.to_lowercase());
+        let mut cfg = config(&id, &rules);
+        cfg.play_clock = Duration::from_secs(2);
+        let roles: Vec<&str> = match game {
+            "montyhall" => vec!["candidate"],
+            "kriegTTT_4x4" => vec!["xplayer", "oplayer"],
+            _ => vec!["player"],
+        };
+        let mut players = Vec::new();
+        let mut logs = Vec::new();
+        for _ in &roles {
+            let (url, seen) = scripted(|body, _| {
+                Act::Reply(
+                    if body.starts_with("(START") {
+                        "READY"
+                    } else {
+                        "nil"
+                    }
+                    .into(),
+                )
+            })
+            .await;
+            players.push(PlayerSpec::Url(url));
+            logs.push(seen);
+        }
+        let record = play(cfg, players).await;
+        assert!(record.is_completed, "{game}: {:?}", record.abort_reason);
+        assert_eq!(record.percepts.len(), record.moves.len(), "{game}");
+        let random = record.game_role_names.iter().position(|r| r == "random");
+        for (k, role) in roles.iter().enumerate() {
+            let r = record
+                .game_role_names
+                .iter()
+                .position(|n| n == role)
+                .unwrap();
+            assert_ne!(Some(r), random);
+            let bodies = bodies(&logs[k]);
+            assert!(bodies[0].starts_with(&format!("(START {id} {role} (")));
+            assert_eq!(bodies[1], format!("(PLAY {id} NIL)"), "{game}");
+            assert_eq!(bodies.len(), record.moves.len() + 2, "{game} {role}");
+            for (step, percepts) in record.percepts.iter().enumerate() {
+                let verb = if step + 1 == record.moves.len() {
+                    "STOP"
+                } else {
+                    "PLAY"
+                };
+                let list: String = percepts[r].iter().map(|p| format!("{p} ")).collect();
+                assert_eq!(
+                    bodies[step + 2],
+                    format!("({verb} {id} ({list}))"),
+                    "{game} {role}"
+                );
+            }
+        }
+        // The manager's moves for `random` are never substituted: no errors in its column.
+        if let Some(random) = random {
+            assert!(
+                record.errors.iter().all(|row| row[random].is_empty()),
+                "{game}"
+            );
         }
     }
 }

@@ -3,9 +3,12 @@
 //!
 //! Built-in strategies: [`RandomStrategy`] (a uniformly random legal move),
 //! [`LegalStrategy`] (the first legal move in canonical order, as ggp-base's legal player),
-//! [`MonteCarloStrategy`] (flat Monte Carlo) and [`MctsStrategy`] (Monte Carlo tree search
-//! with rollouts in batches, see [`mcts`]). A user's player implements [`Strategy`] and hands
-//! a [`StrategyFactory`] to [`serve`].
+//! [`MonteCarloStrategy`] (flat Monte Carlo), [`MctsStrategy`] (Monte Carlo tree search
+//! with rollouts in batches, see [`mcts`]) and [`SampleStrategy`] (flat Monte Carlo over the
+//! states the player may be in). In a GDL-II game a [`Game`] keeps the states consistent with
+//! the player's moves and percepts; the strategies that need the state play it through
+//! [`SampleStrategy`] ([`NeedsState`]). A user's player implements [`Strategy`] and hands a
+//! [`StrategyFactory`] to [`serve`].
 
 pub mod mcts;
 mod montecarlo;
@@ -16,6 +19,7 @@ pub use mcts::{MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;
 pub use server::{PlayerConfig, serve};
 pub use strategy::{
-    Game, LegalStrategy, Machine, MoveReport, PlayerStats, RandomStrategy, State, Strategy,
+    Game, LegalStrategy, MAX_STATES, Machine, MoveReport, NeedsState, PlayerStats,
+    RandomStrategy, SampleStrategy, State, Strategy,
     StrategyFactory, StrategyKind, load,
 };

@@ -107,6 +107,15 @@ fn describe(request: &Request) -> String {
             Some(m) => format!("PLAY {match_id} ({})", m.join(" ")),
         },
         Request::Stop { match_id, .. } => format!("STOP {match_id}"),
+        Request::Sees { match_id, .. } => format!("GDL-II PLAY/STOP {match_id}"),
+        Request::Turn(t) => format!(
+            "{} {} turn {} move {} sees ({})",
+            if t.stop { "STOP" } else { "PLAY" },
+            t.match_id,
+            t.turn,
+            t.last_move.as_deref().unwrap_or("NIL"),
+            t.percepts.as_deref().unwrap_or_default().join(" ")
+        ),
         Request::Abort { match_id } => format!("ABORT {match_id}"),
         Request::Info => "INFO".into(),
         Request::Preview { .. } => "PREVIEW".into(),
@@ -260,77 +269,27 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
                 .insert(id, Arc::new(Mutex::new(session)));
             Ok(Reply::Ready)
         }
-        Request::Play { match_id, moves } => {
-            // A PLAY for a match this player does not know (it was restarted, or never got
-            // START): `busy`, as ggp-base's players answer, so that a manager reads it as the
-            // answer it is rather than as a move.
-            let Some(session) = find(shared, &match_id) else {
-                return Ok(Reply::Busy);
-            };
-            let margin = shared.config.margin;
-            let shared = shared.clone();
-            blocking(move || {
-                let mut session = session.lock().expect("not poisoned");
-                if let Some(moves) = moves {
-                    session
-                        .game
-                        .apply(&moves)
-                        .map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-                }
-                let deadline = deadline(Instant::now(), session.play_clock, margin);
-                let Session { game, strategy, .. } = &mut *session;
-                let state = game.state.clone();
-                if game.machine.is_terminal(&state).unwrap_or(false) {
-                    return Err((
-                        StatusCode::BAD_REQUEST,
-                        "the game is over (its state is terminal): there is no move to make".into(),
-                    ));
-                }
-                let chosen = strategy.select(game, deadline).map_err(|e| {
-                    (
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        format!("no move chosen: {e}"),
-                    )
-                })?;
-                let text = game.text(chosen);
-                if let Some(report) = strategy.report() {
-                    if shared.config.log {
-                        log_line(format_args!(
-                            "ggp player: {match_id}: {text}: {}",
-                            report.describe()
-                        ));
-                    }
-                    *shared.last_report.lock().expect("not poisoned") = Some(report);
-                }
-                Ok(Reply::Move(text))
-            })
-            .await
-        }
-        Request::Stop { match_id, moves } => {
-            let session = shared
-                .sessions
-                .lock()
-                .expect("not poisoned")
-                .remove(&match_id);
-            if let Some(session) = session {
-                blocking(move || {
-                    let mut session = session.lock().expect("not poisoned");
-                    if let Some(moves) = moves {
-                        session
-                            .game
-                            .apply(&moves)
-                            .map_err(|e| (StatusCode::BAD_REQUEST, e))?;
-                    }
-                    let Session { game, strategy, .. } = &mut *session;
-                    strategy.stop(game);
-                    Ok(Reply::Done)
-                })
-                .await
-            } else {
-                // A STOP for a match this player does not know (restarted, say): nothing to do.
-                Ok(Reply::Done)
-            }
-        }
+        Request::Play { match_id, moves } => play(shared, match_id, None, moves).await,
+        Request::Turn(ggp_protocol::Turn {
+            stop: false,
+            match_id,
+            last_move,
+            percepts,
+            ..
+        }) => play(shared, match_id, Some(last_move), percepts).await,
+        Request::Stop { match_id, moves } => stop(shared, match_id, None, moves).await,
+        Request::Turn(ggp_protocol::Turn {
+            stop: true,
+            match_id,
+            last_move,
+            percepts,
+            ..
+        }) => stop(shared, match_id, Some(last_move), percepts).await,
+        // (Never read from a message: the GameController's GDL-II form reads as PLAY or STOP.)
+        Request::Sees { match_id, .. } => Err((
+            StatusCode::BAD_REQUEST,
+            format!("match {match_id}: not a request a player receives"),
+        )),
         Request::Abort { match_id } => {
             shared
                 .sessions
@@ -340,6 +299,97 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
             Ok(Reply::Aborted)
         }
     }
+}
+
+/// What a PLAY or STOP tells the player of the last step: in a GDL game the joint move; in a
+/// GDL-II game its percepts (and, in the form with the turn, its own move: `own` is
+/// `Some(…)`).
+fn observe(
+    game: &mut Game,
+    own: Option<Option<String>>,
+    list: Option<Vec<String>>,
+) -> Result<(), (StatusCode, String)> {
+    let Some(list) = list else {
+        return Ok(());
+    };
+    let result = if game.possible.is_some() {
+        game.perceive(own.flatten().as_deref(), &list)
+    } else {
+        game.apply(&list)
+    };
+    result.map_err(|e| (StatusCode::BAD_REQUEST, e))
+}
+
+async fn play(
+    shared: &Arc<Shared>,
+    match_id: String,
+    own: Option<Option<String>>,
+    list: Option<Vec<String>>,
+) -> Answer {
+    // A PLAY for a match this player does not know (it was restarted, or never got
+    // START): `busy`, as ggp-base's players answer, so that a manager reads it as the
+    // answer it is rather than as a move.
+    let Some(session) = find(shared, &match_id) else {
+        return Ok(Reply::Busy);
+    };
+    let margin = shared.config.margin;
+    let shared = shared.clone();
+    blocking(move || {
+        let mut session = session.lock().expect("not poisoned");
+        observe(&mut session.game, own, list)?;
+        let deadline = deadline(Instant::now(), session.play_clock, margin);
+        let Session { game, strategy, .. } = &mut *session;
+        if game.is_over().unwrap_or(false) {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "the game is over (its state is terminal): there is no move to make".into(),
+            ));
+        }
+        let chosen = strategy.select(game, deadline).map_err(|e| {
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("no move chosen: {e}"),
+            )
+        })?;
+        game.last_move = Some(chosen);
+        let text = game.text(chosen);
+        if let Some(report) = strategy.report() {
+            if shared.config.log {
+                log_line(format_args!(
+                    "ggp player: {match_id}: {text}: {}",
+                    report.describe()
+                ));
+            }
+            *shared.last_report.lock().expect("not poisoned") = Some(report);
+        }
+        Ok(Reply::Move(text))
+    })
+    .await
+}
+
+async fn stop(
+    shared: &Arc<Shared>,
+    match_id: String,
+    own: Option<Option<String>>,
+    list: Option<Vec<String>>,
+) -> Answer {
+    let session = shared
+        .sessions
+        .lock()
+        .expect("not poisoned")
+        .remove(&match_id);
+    let Some(session) = session else {
+        // A STOP for a match this player does not know (restarted, say): nothing to do.
+        return Ok(Reply::Done);
+    };
+    blocking(move || {
+        let mut session = session.lock().expect("not poisoned");
+        observe(&mut session.game, own, list)?;
+        let Session { game, strategy, .. } = &mut *session;
+        strategy.stop(game);
+        Ok(Reply::Done)
+    })
+    .await
 }
 
 async fn blocking<T: Send + 'static>(
@@ -386,12 +436,7 @@ fn begin(config: &PlayerConfig, start: Start) -> Result<Session, (StatusCode, St
         .iter()
         .position(|&r| r == role_term)
         .ok_or_else(|| bad(format!("`{}` is not a role of this game", start.role)))?;
-    let state = machine.initial_state().map_err(|e| bad(e.to_string()))?;
-    let mut game = Game {
-        machine,
-        state,
-        role,
-    };
+    let mut game = Game::new(machine, role).map_err(bad)?;
     let mut strategy = (config.factory)();
     let start_clock = Duration::from_secs(start.start_clock);
     strategy.start(&mut game, deadline(started, start_clock, config.margin));

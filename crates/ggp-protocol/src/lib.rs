@@ -9,7 +9,7 @@
 
 mod message;
 
-pub use message::{InfoReply, ProtocolError, Reply, Request, Start, move_candidates};
+pub use message::{InfoReply, ProtocolError, Reply, Request, Start, Turn, move_candidates};
 
 /// The longest clock, in seconds, that `ggp`'s Game Manager sends and its player accepts: a day.
 /// The protocol itself sets no limit, but a longer clock is a mistake (a typo, an overflow), and

@@ -38,6 +38,20 @@ pub struct Start {
     pub play_clock: u64,
 }
 
+/// A GDL-II PLAY or STOP with the turn and the player's own move ([`Request::Turn`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// STOP rather than PLAY.
+    pub stop: bool,
+    pub match_id: String,
+    pub turn: u64,
+    /// The move made for the player at the last turn (`None`, `NIL`, in the first PLAY): the
+    /// manager's substitute if its own reply was late or illegal.
+    pub last_move: Option<String>,
+    /// What the player sees of the last turn (`None`, `NIL`, in the first PLAY).
+    pub percepts: Option<Vec<String>>,
+}
+
 /// A request of the Game Manager.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
@@ -55,6 +69,22 @@ pub enum Request {
     Abort {
         match_id: String,
     },
+    /// GDL-II, as the GameController sends it: `(PLAY <id> NIL)` first, then
+    /// `(PLAY <id> (<percept> … ))` with the player's percepts of the step just played, and
+    /// `(STOP <id> (<percept> … ))`; each percept is followed by a space, as the GameController
+    /// writes them, and no percepts are `()`. Read back, these are [`Request::Play`] and
+    /// [`Request::Stop`] (a list of terms either way): a player knows from the game which it
+    /// gets.
+    Sees {
+        stop: bool,
+        match_id: String,
+        percepts: Option<Vec<String>>,
+    },
+    /// GDL-II with the turn and the player's own last move, as the Dresden GGP server's
+    /// GDL-II protocol has it: `(PLAY <id> <turn> <move>|NIL <percepts>|NIL)` and
+    /// `(STOP …)`; the turn is 0 in the first PLAY (whose move and percepts are `NIL`) and one
+    /// more in every later PLAY or STOP.
+    Turn(Turn),
     Info,
     /// The rules of a game the player may be asked to play, to study.
     Preview {
@@ -125,8 +155,26 @@ impl Request {
                     play_clock: reader.number(args[4], "the play clock")?,
                 })
             }
+            "PLAY" | "STOP" if args.len() == 4 => {
+                let last_move = match reader.term(args[2]) {
+                    m if m.eq_ignore_ascii_case("nil") => None,
+                    m => Some(m),
+                };
+                Request::Turn(Turn {
+                    stop: name == "STOP",
+                    match_id: reader.atom(args[0], "a match id")?.to_owned(),
+                    turn: reader.count(args[1], "the turn")?,
+                    last_move,
+                    percepts: reader.moves(args[3])?,
+                })
+            }
             "PLAY" | "STOP" => {
-                want(2, &format!("({name} <match id> NIL|(<move> …))"))?;
+                want(
+                    2,
+                    &format!(
+                        "({name} <match id> NIL|(<move> …)), or with GDL-II's turn and move, ({name} <match id> <turn> <move> <percepts>)"
+                    ),
+                )?;
                 let match_id = reader.atom(args[0], "a match id")?.to_owned();
                 let moves = reader.moves(args[1])?;
                 if name == "PLAY" {
@@ -169,6 +217,8 @@ impl Request {
             Request::Start(start) => Some(&start.match_id),
             Request::Play { match_id, .. }
             | Request::Stop { match_id, .. }
+            | Request::Sees { match_id, .. }
+            | Request::Turn(Turn { match_id, .. })
             | Request::Abort { match_id } => Some(match_id),
             Request::Info | Request::Preview { .. } => None,
         }
@@ -179,6 +229,20 @@ fn write_moves(f: &mut fmt::Formatter<'_>, moves: &Option<Vec<String>>) -> fmt::
     match moves {
         None => f.write_str("NIL"),
         Some(moves) => write!(f, "({})", moves.join(" ")),
+    }
+}
+
+/// `NIL`, or `(p1 p2 )`: each percept followed by a space, as the GameController writes them.
+fn write_percepts(f: &mut fmt::Formatter<'_>, percepts: &Option<Vec<String>>) -> fmt::Result {
+    match percepts {
+        None => f.write_str("NIL"),
+        Some(list) => {
+            f.write_str("(")?;
+            for p in list {
+                write!(f, "{p} ")?;
+            }
+            f.write_str(")")
+        }
     }
 }
 
@@ -200,6 +264,28 @@ impl fmt::Display for Request {
             Request::Stop { match_id, moves } => {
                 write!(f, "(STOP {match_id} ")?;
                 write_moves(f, moves)?;
+                f.write_str(")")
+            }
+            Request::Sees {
+                stop,
+                match_id,
+                percepts,
+            } => {
+                let name = if *stop { "STOP" } else { "PLAY" };
+                write!(f, "({name} {match_id} ")?;
+                write_percepts(f, percepts)?;
+                f.write_str(")")
+            }
+            Request::Turn(t) => {
+                let name = if t.stop { "STOP" } else { "PLAY" };
+                write!(
+                    f,
+                    "({name} {} {} {} ",
+                    t.match_id,
+                    t.turn,
+                    t.last_move.as_deref().unwrap_or("NIL")
+                )?;
+                write_percepts(f, &t.percepts)?;
                 f.write_str(")")
             }
             Request::Abort { match_id } => write!(f, "(ABORT {match_id})"),
@@ -250,6 +336,16 @@ impl Reader<'_> {
         text.parse::<u64>().map_err(|_| {
             error(
                 format!("{what} must be a whole number of seconds, found `{text}`"),
+                self.offset(node),
+            )
+        })
+    }
+
+    fn count(&self, node: NodeId, what: &str) -> Result<u64, ProtocolError> {
+        let text = self.atom(node, what)?;
+        text.parse::<u64>().map_err(|_| {
+            error(
+                format!("{what} must be a whole number, found `{text}`"),
                 self.offset(node),
             )
         })
@@ -359,16 +455,20 @@ impl Reply {
             Request::Start(_) | Request::Preview { .. } if busy => Ok(Reply::Busy),
             Request::Info if busy => Ok(Reply::Busy),
             Request::Start(_) | Request::Preview { .. } => keyword("READY", Reply::Ready),
-            Request::Stop { .. } => keyword("DONE", Reply::Done),
+            Request::Stop { .. }
+            | Request::Sees { stop: true, .. }
+            | Request::Turn(Turn { stop: true, .. }) => keyword("DONE", Reply::Done),
             Request::Abort { .. } => keyword("ABORTED", Reply::Aborted),
             Request::Info => InfoReply::parse(text).map(Reply::Info),
-            Request::Play { .. } => match move_candidates(text) {
-                Some(candidates) => Ok(Reply::Move(candidates[0].clone())),
-                None => Err(error(
-                    format!("expected a move (one term), found `{trimmed}`"),
-                    offset,
-                )),
-            },
+            Request::Play { .. } | Request::Sees { .. } | Request::Turn(_) => {
+                match move_candidates(text) {
+                    Some(candidates) => Ok(Reply::Move(candidates[0].clone())),
+                    None => Err(error(
+                        format!("expected a move (one term), found `{trimmed}`"),
+                        offset,
+                    )),
+                }
+            }
         }
     }
 }

@@ -338,3 +338,75 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_gamecontroller_gdl2_messages_print_exactly_as_it_sends_them() {
+    // `../shared/expectations/gamecontroller-gdl2/README.md`, with the rules' own spelling.
+    let sees = |stop, percepts: Option<&[&str]>| Request::Sees {
+        stop,
+        match_id: "monty-1".into(),
+        percepts: percepts.map(|p| p.iter().map(|s| s.to_string()).collect()),
+    };
+    assert_eq!(sees(false, None).to_string(), "(PLAY monty-1 NIL)");
+    assert_eq!(
+        sees(false, Some(&["(DOES CANDIDATE (CHOOSE 1))"])).to_string(),
+        "(PLAY monty-1 ((DOES CANDIDATE (CHOOSE 1)) ))"
+    );
+    assert_eq!(
+        sees(false, Some(&["(DOES CANDIDATE NOOP)", "(OPEN_DOOR 3)"])).to_string(),
+        "(PLAY monty-1 ((DOES CANDIDATE NOOP) (OPEN_DOOR 3) ))"
+    );
+    assert_eq!(
+        sees(true, Some(&["(DOES CANDIDATE SWITCH)", "(CAR 2)"])).to_string(),
+        "(STOP monty-1 ((DOES CANDIDATE SWITCH) (CAR 2) ))"
+    );
+    assert_eq!(sees(false, Some(&[])).to_string(), "(PLAY monty-1 ())");
+    // Read back, they are PLAY and STOP with a list of terms; the replies are a move and DONE.
+    let play = Request::parse("(PLAY monty-1 ((DOES CANDIDATE NOOP) (OPEN_DOOR 3) ))").unwrap();
+    assert_eq!(
+        play,
+        Request::Play {
+            match_id: "monty-1".into(),
+            moves: Some(vec!["(DOES CANDIDATE NOOP)".into(), "(OPEN_DOOR 3)".into()])
+        }
+    );
+    assert_eq!(
+        Reply::parse_for(&sees(false, None), "(choose 1)").unwrap(),
+        Reply::Move("(choose 1)".into())
+    );
+    assert_eq!(
+        Reply::parse_for(&sees(true, Some(&[])), "done").unwrap(),
+        Reply::Done
+    );
+}
+
+#[test]
+fn the_gdl2_messages_with_turn_and_move_round_trip() {
+    let first = Turn {
+        stop: false,
+        match_id: "m.2".into(),
+        turn: 0,
+        last_move: None,
+        percepts: None,
+    };
+    assert_eq!(
+        Request::Turn(first.clone()).to_string(),
+        "(PLAY m.2 0 NIL NIL)"
+    );
+    let later = Turn {
+        stop: true,
+        match_id: "m.2".into(),
+        turn: 3,
+        last_move: Some("(choose 1)".into()),
+        percepts: Some(vec!["(open_door 3)".into()]),
+    };
+    let text = Request::Turn(later.clone()).to_string();
+    assert_eq!(text, "(STOP m.2 3 (choose 1) ((open_door 3) ))");
+    for (text, turn) in [("(PLAY m.2 0 NIL NIL)".to_string(), first), (text, later)] {
+        assert_eq!(Request::parse(&text).unwrap(), Request::Turn(turn));
+    }
+    let bad = Request::parse("(PLAY m.2 x NIL NIL)").unwrap_err();
+    assert!(bad.message.contains("the turn"), "{bad}");
+    let bad = Request::parse("(PLAY m.2 0 NIL)").unwrap_err();
+    assert!(bad.message.contains("<turn>"), "{bad}");
+}

@@ -120,6 +120,63 @@ fn replaying_a_moves_file_reproduces_the_random_game() {
 }
 
 #[test]
+fn a_gdl2_replay_prints_what_each_role_sees_on_every_line_but_the_last() {
+    let out = ggp(&["check", "games/montyhall.kif"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = ggp(&["fmt", "--check", "games/montyhall.kif"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let file = temp_file(
+        "monty.moves",
+        "((choose 1) (hide 2))\n(wait (open 3))\n(switch wait)\n",
+    );
+    for engine in ["fast", "reference"] {
+        let out = ggp(&[
+            "replay",
+            "games/montyhall.kif",
+            "--moves",
+            file.to_str().unwrap(),
+            "--engine",
+            engine,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let lines: Vec<serde_json::Value> = text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let sees: Vec<String> = lines.iter().map(|l| l["sees"].to_string()).collect();
+        assert_eq!(
+            sees,
+            [
+                r#"{"contestant":["(picked 1)"],"random":["(picked 1)"]}"#,
+                r#"{"contestant":["(opened 3)"],"random":[]}"#,
+                r#"{"contestant":["(car 2)"],"random":["switch"]}"#,
+                "null",
+            ],
+            "{engine}"
+        );
+        assert!(lines[3].as_object().unwrap().get("sees").is_none());
+        assert_eq!(lines[3]["goals"]["contestant"][0], "100");
+    }
+    let pretty = text(
+        &ggp(&[
+            "replay",
+            "games/montyhall.kif",
+            "--moves",
+            file.to_str().unwrap(),
+            "--pretty",
+        ])
+        .stdout,
+    );
+    assert!(
+        pretty.contains("  sees contestant: (opened 3)\n  sees random: -\n"),
+        "{pretty}"
+    );
+    // A GDL game's lines have no `sees`.
+    let out = ggp(&["replay", "games/tictactoe.kif", "--random", "2"]);
+    assert!(!text(&out.stdout).contains("sees"));
+}
+
+#[test]
 fn an_illegal_move_names_the_step_the_role_and_the_legal_moves() {
     let file = temp_file("illegal.moves", "((play 1 1) wait)\n((play 1 1) wait)\n");
     let out = replay_moves(&file, &[]);
@@ -348,6 +405,62 @@ fn a_demo_match_between_built_in_players() {
         "random",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// GDL-II end to end: `ggp player` processes (each message form) on Monty Hall; the manager
+/// plays `random`, no move is substituted, and the exported record holds the percepts.
+#[test]
+fn a_gdl2_match_with_ggp_player_processes() {
+    for (k, (strategy, prefix)) in [("sample", ""), ("random", "gdl2-turn:"), ("legal", "gdl2:")]
+        .into_iter()
+        .enumerate()
+    {
+        let (mut player, url, log) = common::spawn_player_with_log(strategy);
+        let db = temp_db(&format!("gdl2-{k}.sqlite"));
+        let id = format!("monty{k}");
+        let out = ggp(&[
+            "match",
+            "games/montyhall.kif",
+            "--player",
+            &format!("{prefix}{url}"),
+            "--db",
+            db.to_str().unwrap(),
+            "--id",
+            &id,
+            "--seed",
+            &k.to_string(),
+        ]);
+        player.kill().unwrap();
+        player.wait().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let record = export(&db, &id);
+        assert_eq!(record["isCompleted"], true, "{record}");
+        assert_eq!(
+            record["playerNamesFromHost"],
+            serde_json::json!([format!("{prefix}{url}"), "(the manager)"])
+        );
+        assert!(
+            record["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|row| row.as_array().unwrap())
+                .all(|e| e == ""),
+            "{record}"
+        );
+        let percepts = record["percepts"].as_array().unwrap();
+        assert_eq!(percepts.len(), 3, "{record}");
+        let chosen = record["moves"][0][0].as_str().unwrap();
+        let door = chosen.trim_end_matches(')').rsplit(' ').next().unwrap();
+        assert_eq!(
+            percepts[0][0],
+            serde_json::json!([format!("(picked {door})")])
+        );
+        // The player was told its percepts, never the host's moves.
+        let log = log.lock().unwrap().clone();
+        assert!(log.contains(&format!("(picked {door})")), "{log}");
+        assert!(!log.contains("(hide "), "{log}");
+    }
 }
 
 #[test]

@@ -168,6 +168,9 @@ pub struct FastMachine {
     move_term: Vec<TermId>,
     terminal: Ref,
     goals: Vec<Vec<Goal>>,
+    /// Each role's percepts and when they hold (with the moves set).
+    sees: Vec<Vec<(TermId, Ref)>>,
+    has_sees: bool,
     init: FastState,
     /// `base` and `input` (static, as they should be), or why they cannot be answered (they
     /// depend on the state).
@@ -336,6 +339,8 @@ impl FastMachine {
             move_term: network.moves.iter().map(|&(_, m)| m).collect(),
             terminal: network.terminal,
             goals,
+            sees: network.sees.clone(),
+            has_sees: program.reserved(Reserved::Sees).is_some(),
             init: FastState(init.into()),
             base,
             input,
@@ -399,6 +404,36 @@ impl FastMachine {
                 "there is no role number {role}"
             )))
         }
+    }
+
+    /// Sets the moves of a joint move (checked: one per role, each a move the role can ever
+    /// make) on the loaded state.
+    fn set_joint(&mut self, joint: &[TermId]) -> Result<()> {
+        if joint.len() != self.roles.len() {
+            return Err(ReasonError::BadRequest(format!(
+                "a joint move needs {} moves, one per role; got {}",
+                self.roles.len(),
+                joint.len()
+            )));
+        }
+        let mut ids = std::mem::take(&mut self.joint);
+        ids.clear();
+        for (role, &m) in joint.iter().enumerate() {
+            match self.move_index.get(&(role, m)) {
+                Some(&id) => ids.push(id),
+                None => {
+                    self.joint = ids;
+                    return Err(ReasonError::BadRequest(format!(
+                        "`{}` is never a legal move for `{}`",
+                        self.store.spelled(&self.symbols, m),
+                        self.store.spelled(&self.symbols, self.roles[role])
+                    )));
+                }
+            }
+        }
+        self.rt.set_moves(&ids);
+        self.joint = ids;
+        Ok(())
     }
 
     /// The goal of a role in the loaded state, as the trait's `goal` defines it.
@@ -472,33 +507,38 @@ impl StateMachine for FastMachine {
     }
 
     fn next_state(&mut self, state: &FastState, joint: &[TermId]) -> Result<FastState> {
-        if joint.len() != self.roles.len() {
-            return Err(ReasonError::BadRequest(format!(
-                "a joint move needs {} moves, one per role; got {}",
-                self.roles.len(),
-                joint.len()
-            )));
-        }
-        let mut ids = std::mem::take(&mut self.joint);
-        ids.clear();
-        for (role, &m) in joint.iter().enumerate() {
-            match self.move_index.get(&(role, m)) {
-                Some(&id) => ids.push(id),
-                None => {
-                    self.joint = ids;
-                    return Err(ReasonError::BadRequest(format!(
-                        "`{}` is never a legal move for `{}`",
-                        self.store.spelled(&self.symbols, m),
-                        self.store.spelled(&self.symbols, self.roles[role])
-                    )));
-                }
-            }
-        }
         self.load(state)?;
-        self.rt.set_moves(&ids);
+        self.set_joint(joint)?;
         self.rt.advance();
-        self.joint = ids;
         Ok(FastState(self.rt.cur_bits.as_slice().into()))
+    }
+
+    fn has_sees(&self) -> bool {
+        self.has_sees
+    }
+
+    fn percepts(
+        &mut self,
+        state: &FastState,
+        joint: &[TermId],
+        role: RoleIndex,
+    ) -> Result<Vec<TermId>> {
+        self.role_check(role)?;
+        self.load(state)?;
+        self.set_joint(joint)?;
+        self.rt.settle_sees();
+        let mut seen: Vec<TermId> = self.sees[role]
+            .iter()
+            .filter(|&&(_, holds)| self.rt.value(holds))
+            .map(|&(term, _)| term)
+            .collect();
+        if self.rt.clears_inputs() {
+            // `legal`, `goal` or `terminal` depend on the moves: they are asked with none.
+            self.rt.clear_moves();
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        Ok(seen)
     }
 
     fn is_terminal(&mut self, state: &FastState) -> Result<bool> {

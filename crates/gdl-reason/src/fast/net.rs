@@ -3,7 +3,7 @@
 //!
 //! Built with constant folding (an atom no rule can derive is false, a gate with a false input
 //! to an AND is false, …), one-input gates replaced by their input, equal gates shared, and
-//! everything that cannot affect `legal`, `next`, `goal` or `terminal` removed.
+//! everything that cannot affect `legal`, `next`, `goal`, `terminal` or `sees` removed.
 //!
 //! Ground atoms that depend on each other positively within a state (paths, connected groups)
 //! make cycles of gates. Such a strongly connected set of gates is a *block*: its nodes are
@@ -68,6 +68,8 @@ pub(crate) struct Net {
     pub terminal: Ref,
     /// Each role's goal values and when they hold.
     pub goals: Vec<Vec<(TermId, Ref)>>,
+    /// Each role's percepts (GDL-II `sees`) and when they hold, given the state and the moves.
+    pub sees: Vec<Vec<(TermId, Ref)>>,
     /// The fluents of the initial state.
     pub init: Vec<u32>,
     /// Whether `legal`, `goal` or `terminal` depend on a move (the description breaks the
@@ -351,6 +353,16 @@ pub(crate) fn build(
             }
         }
     }
+    let mut sees = vec![Vec::new(); roles.len()];
+    if let Some(s) = rel(Reserved::Sees) {
+        for (tuple, r) in refs_of(s) {
+            if let Some(role) = role_of(tuple[0])
+                && r != FALSE
+            {
+                sees[role].push((tuple[1], r));
+            }
+        }
+    }
     let mut init = Vec::new();
     if let Some(i) = rel(Reserved::Init) {
         for (tuple, _) in refs_of(i) {
@@ -373,6 +385,7 @@ pub(crate) fn build(
         blocks: Vec::new(),
         terminal,
         goals,
+        sees,
         init,
         outputs_see_moves: false,
     };
@@ -430,7 +443,8 @@ fn prune(net: &mut Net) {
         .map(|&(_, r)| r)
         .chain(net.next.iter().copied())
         .chain(std::iter::once(net.terminal))
-        .chain(net.goals.iter().flatten().map(|&(_, r)| r));
+        .chain(net.goals.iter().flatten().map(|&(_, r)| r))
+        .chain(net.sees.iter().flatten().map(|&(_, r)| r));
     for r in outputs.collect::<Vec<_>>() {
         mark(r, &mut live, &mut stack);
     }
@@ -533,6 +547,9 @@ fn prune(net: &mut Net) {
     }
     net.terminal = map(net.terminal);
     for (_, r) in net.goals.iter_mut().flatten() {
+        *r = map(*r);
+    }
+    for (_, r) in net.sees.iter_mut().flatten() {
         *r = map(*r);
     }
 }

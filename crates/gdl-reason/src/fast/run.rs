@@ -24,9 +24,9 @@
 //! for each member, its inputs from outside that hold, and sets members true from there along
 //! the cycle's edges, as long as their thresholds are met.
 //!
-//! **Lazy goals.** Gates that only `goal` needs (a piece count, say) are not propagated into:
-//! they are evaluated, in index order, when a goal is asked for, which in a playout is once,
-//! at the end.
+//! **Lazy goals and percepts.** Gates that only `goal` or `sees` need (a piece count, say) are
+//! not propagated into: they are evaluated, in index order, when a goal or a percept is asked
+//! for, which in a playout is once, at the end (percepts: never).
 //!
 //! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
@@ -158,6 +158,10 @@ pub(crate) struct Runtime {
     lazy_start: Vec<u32>,
     lazy_inputs: Vec<Ref>,
     lazy_valid: bool,
+    /// The lazy gates `sees` needs (positions in `lazy`, ascending), and whether their values
+    /// are those of the current state and moves.
+    sees_lazy: Vec<u32>,
+    sees_valid: bool,
 }
 
 impl Runtime {
@@ -207,13 +211,32 @@ impl Runtime {
         let mut lazy = Vec::new();
         let mut lazy_start = vec![0u32];
         let mut lazy_inputs = Vec::new();
-        for k in 0..n {
+        let mut lazy_index = vec![NONE; n];
+        for (k, index) in lazy_index.iter_mut().enumerate() {
             if is_lazy(k) {
+                *index = lazy.len() as u32;
                 lazy.push(((k as u32) << 1) | u32::from(net.kinds[k] == Kind::And));
                 lazy_inputs.extend_from_slice(&net.inputs[k]);
                 lazy_start.push(lazy_inputs.len() as u32);
             }
         }
+        // The lazy gates in the cone of `sees` (eager gates keep their values anyway).
+        let mut in_sees = vec![false; lazy.len()];
+        let mut stack: Vec<u32> = net
+            .sees
+            .iter()
+            .flatten()
+            .map(|&(_, r)| node_of(r))
+            .collect();
+        while let Some(k) = stack.pop() {
+            let i = lazy_index[k as usize];
+            if i != NONE && !std::mem::replace(&mut in_sees[i as usize], true) {
+                stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
+            }
+        }
+        let sees_lazy: Vec<u32> = (0..lazy.len() as u32)
+            .filter(|&i| in_sees[i as usize])
+            .collect();
         // Guards.
         let mut guard = vec![NONE; n];
         let mut flags = vec![0u32; n];
@@ -266,6 +289,7 @@ impl Runtime {
             .iter()
             .chain(std::iter::once(&net.terminal))
             .chain(net.goals.iter().flatten().map(|(_, r)| r))
+            .chain(net.sees.iter().flatten().map(|(_, r)| r))
         {
             uses[node_of(r) as usize] += 1;
         }
@@ -461,6 +485,8 @@ impl Runtime {
             lazy_start,
             lazy_inputs,
             lazy_valid: false,
+            sees_lazy,
+            sees_valid: false,
             block_start,
             block_len,
             member_base,
@@ -538,19 +564,37 @@ impl Runtime {
         if self.lazy_valid {
             return;
         }
-        for (i, &entry) in self.lazy.iter().enumerate() {
-            let (node, and) = ((entry >> 1) as usize, entry & 1 == 1);
-            let ins =
-                &self.lazy_inputs[self.lazy_start[i] as usize..self.lazy_start[i + 1] as usize];
-            let value = if and {
-                ins.iter().all(|&r| self.value(r))
-            } else {
-                ins.iter().any(|&r| self.value(r))
-            };
-            let flags = &mut self.nodes[node].flags;
-            *flags = (*flags & !VALUE) | if value { VALUE } else { 0 };
+        for i in 0..self.lazy.len() {
+            self.settle_one(i);
         }
         self.lazy_valid = true;
+        self.sees_valid = true;
+    }
+
+    /// Evaluates the lazy gates `sees` needs (only those), if the state or the moves changed
+    /// since they were.
+    pub fn settle_sees(&mut self) {
+        if self.lazy_valid || self.sees_valid {
+            return;
+        }
+        for k in 0..self.sees_lazy.len() {
+            self.settle_one(self.sees_lazy[k] as usize);
+        }
+        self.sees_valid = true;
+    }
+
+    /// Evaluates lazy gate number `i` (its inputs are settled).
+    fn settle_one(&mut self, i: usize) {
+        let entry = self.lazy[i];
+        let (node, and) = ((entry >> 1) as usize, entry & 1 == 1);
+        let ins = &self.lazy_inputs[self.lazy_start[i] as usize..self.lazy_start[i + 1] as usize];
+        let value = if and {
+            ins.iter().all(|&r| self.value(r))
+        } else {
+            ins.iter().any(|&r| self.value(r))
+        };
+        let flags = &mut self.nodes[node].flags;
+        *flags = (*flags & !VALUE) | if value { VALUE } else { 0 };
     }
 
     /// The value of a node reference (the network is settled between calls; lazy gates after
@@ -876,6 +920,7 @@ impl Runtime {
     /// Sets a source node; the change propagates at the next [`Runtime::run`].
     fn set(&mut self, node: u32, on: bool) {
         self.lazy_valid = false;
+        self.sees_valid = false;
         self.nodes[node as usize].counter = if on { TOP } else { 0 };
         self.mark(node as usize);
     }
@@ -913,7 +958,14 @@ impl Runtime {
         self.run();
     }
 
-    fn clear_moves(&mut self) {
+    /// Whether inputs are switched off after each transition.
+    pub fn clears_inputs(&self) -> bool {
+        self.clear_inputs
+    }
+
+    /// Switches every input off (as after a transition when `legal`, `goal` or `terminal`
+    /// depend on the moves).
+    pub fn clear_moves(&mut self) {
         for role in 0..self.on.len() {
             let old = self.on[role];
             if old != NONE {

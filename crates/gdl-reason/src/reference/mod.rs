@@ -189,6 +189,17 @@ impl ReferenceMachine {
         self.inputs.does = does;
     }
 
+    fn check_joint(&self, joint: &[TermId]) -> Result<()> {
+        if joint.len() != self.roles.len() {
+            return Err(ReasonError::BadRequest(format!(
+                "a joint move needs {} moves, one per role; got {}",
+                self.roles.len(),
+                joint.len()
+            )));
+        }
+        Ok(())
+    }
+
     /// Every tuple of `rel` matching `args` (`None`: any value), in id order.
     fn query(&mut self, rel: RelId, args: &[Option<TermId>]) -> Result<Vec<TermId>> {
         let cx = Ctx {
@@ -263,19 +274,44 @@ impl StateMachine for ReferenceMachine {
     }
 
     fn next_state(&mut self, state: &ReferenceState, joint: &[TermId]) -> Result<ReferenceState> {
-        if joint.len() != self.roles.len() {
-            return Err(ReasonError::BadRequest(format!(
-                "a joint move needs {} moves, one per role; got {}",
-                self.roles.len(),
-                joint.len()
-            )));
-        }
+        self.check_joint(joint)?;
         self.ensure_state(state);
         let Some(next) = self.rel(Reserved::Next) else {
             return Ok(ReferenceState(Arc::new([])));
         };
         self.set_moves(Some(joint));
         let result = self.ask(|m| m.state_of(next));
+        self.set_moves(None);
+        result
+    }
+
+    fn has_sees(&self) -> bool {
+        self.rel(Reserved::Sees).is_some()
+    }
+
+    fn percepts(
+        &mut self,
+        state: &ReferenceState,
+        joint: &[TermId],
+        role: RoleIndex,
+    ) -> Result<Vec<TermId>> {
+        self.check_joint(joint)?;
+        self.ensure_state(state);
+        if role >= self.roles.len() {
+            return Err(ReasonError::BadRequest(format!(
+                "there is no role number {role}"
+            )));
+        }
+        if self.rel(Reserved::Sees).is_none() {
+            return Ok(Vec::new());
+        }
+        self.set_moves(Some(joint));
+        let result = self.ask(|m| {
+            let mut seen = m.of_role(Reserved::Sees, role)?;
+            seen.sort_unstable();
+            seen.dedup();
+            Ok(seen)
+        });
         self.set_moves(None);
         result
     }

@@ -21,7 +21,10 @@ pub struct Args {
     /// The game description (prefix KIF).
     game: PathBuf,
     /// A player for each role, in the order of the game's roles: `random`, `legal`, or the URL
-    /// of an HTTP player (`http://127.0.0.1:9147`).
+    /// of an HTTP player (`http://127.0.0.1:9147`); `gdl2:URL` for a player that speaks GDL-II
+    /// (told its percepts as the GameController does), `gdl2-turn:URL` for one told the turn,
+    /// its own move and its percepts. In a GDL-II game the `random` role gets no player: the
+    /// manager plays it, and a plain URL is told its percepts as `gdl2:` is.
     #[arg(long = "player", required = true, value_name = "SPEC")]
     players: Vec<String>,
     /// Seconds the players get after START (at most a day).
@@ -123,13 +126,13 @@ pub fn run(args: Args) -> u8 {
         // Two spellings of one address are one player.
         let normal: Vec<Option<String>> = players
             .iter()
-            .map(|p| match p {
-                PlayerSpec::Url(u) => PlayerUrl::parse(u).ok().map(|u| u.to_string()),
-                _ => None,
+            .map(|p| {
+                p.url()
+                    .and_then(|u| PlayerUrl::parse(u).ok().map(|u| u.to_string()))
             })
             .collect();
         for (k, p) in players.iter().enumerate() {
-            if let PlayerSpec::Url(url) = p
+            if let Some(url) = p.url()
                 && let Some(j) = (0..k).find(|&j| normal[j].is_some() && normal[j] == normal[k])
             {
                 return fail(
@@ -185,10 +188,7 @@ pub fn run(args: Args) -> u8 {
     let urls: Vec<(usize, String)> = players
         .iter()
         .enumerate()
-        .filter_map(|(k, p)| match p {
-            PlayerSpec::Url(u) => Some((k, u.clone())),
-            _ => None,
-        })
+        .filter_map(|(k, p)| p.url().map(|u| (k, u.to_string())))
         .collect();
     // Host names are looked up, and every remote player asked for INFO, before the match: a
     // typo or a player that is not running is reported now, not as a substituted move at every
@@ -269,7 +269,8 @@ pub fn run(args: Args) -> u8 {
             }
         }
     };
-    let names: Vec<String> = players.iter().map(PlayerSpec::name).collect();
+    // Each role's player's name (in a GDL-II game, the `random` role's is the manager).
+    let mut names: Vec<String> = Vec::new();
     let match_id = config.match_id.clone();
     // Standard output closed by its reader (`| head`): the match is aborted, as on Ctrl-C.
     let output_closed = Arc::new(tokio::sync::Notify::new());
@@ -288,7 +289,8 @@ pub fn run(args: Args) -> u8 {
             }
         };
         let events = |event: Event<'_>| match event {
-            Event::Started { errors } => {
+            Event::Started { errors, players } => {
+                names = players.to_vec();
                 for e in errors {
                     print(format!(
                         "START: player {} ({}): {}\n",

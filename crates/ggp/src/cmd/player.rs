@@ -15,10 +15,15 @@ pub enum Strategy {
     Random,
     /// The first legal move in canonical order (as ggp-base's legal player).
     Legal,
-    /// Flat Monte Carlo: random playouts after each legal move until the clock; the best mean.
+    /// Flat Monte Carlo: random playouts after each legal move until the clock; the best mean
+    /// (a GDL-II game, where the state is hidden: as `sample`).
     Montecarlo,
-    /// Monte Carlo tree search (UCT with rollouts in batches, a solver, tree reuse).
+    /// Monte Carlo tree search (UCT with rollouts in batches, a solver, tree reuse; a
+    /// GDL-II game: as `sample`).
     Mcts,
+    /// Flat Monte Carlo over the states the player may be in (GDL-II) or the state (GDL):
+    /// the move with the best average goal in random playouts, by the play clock.
+    Sample,
 }
 
 #[derive(clap::Args)]
@@ -66,6 +71,7 @@ pub fn run(args: Args) -> u8 {
             max_nodes: args.max_nodes as usize,
             ..MctsConfig::default()
         }),
+        Strategy::Sample => StrategyKind::Sample,
     };
     let name = args.name.unwrap_or_else(|| {
         format!(
