@@ -791,6 +791,32 @@ mod tests {
     }
 
     #[test]
+    fn the_search_players_play_a_gdl2_game_from_what_the_player_may_know() {
+        // MCTS and flat Monte Carlo need the state; in a GDL-II game they choose through the
+        // sampling player, among the moves legal in every state the player may be in.
+        for kind in [
+            StrategyKind::MonteCarlo,
+            StrategyKind::Mcts(MctsConfig::default()),
+        ] {
+            let mut game = Game::new(load(MONTY).unwrap(), 0).unwrap();
+            let mut strategy = kind.factory(7)();
+            let soon = || Instant::now() + Duration::from_millis(200);
+            strategy.start(&mut game, soon());
+            let choose = strategy.select(&mut game, soon()).unwrap();
+            assert!(game.legal_moves().unwrap().contains(&choose), "{}", kind.name());
+            let door = game.text(choose);
+            assert!(door.starts_with("(choose "), "{door}");
+            game.last_move = Some(choose);
+            game.perceive(None, &[format!("(picked {})", &door[8..9])])
+                .unwrap();
+            // The car may be behind any door: the search must not read it from one state.
+            assert_eq!(game.possible.as_ref().map(Vec::len), Some(3));
+            let wait = strategy.select(&mut game, soon()).unwrap();
+            assert_eq!(game.text(wait), "wait");
+        }
+    }
+
+    #[test]
     fn a_gdl2_player_keeps_exactly_the_states_its_percepts_allow() {
         let mut game = Game::new(load(MONTY).unwrap(), 0).unwrap();
         assert_eq!(game.possible.as_ref().map(Vec::len), Some(1));

@@ -30,13 +30,8 @@ fn nim(pile: u32) -> String {
 }
 
 fn game(rules: &str, role: usize) -> Game {
-    let mut machine = load(rules).unwrap_or_else(|e| panic!("{e}"));
-    let state = machine.initial_state().unwrap();
-    Game {
-        machine,
-        state,
-        role,
-    }
+    let machine = load(rules).unwrap_or_else(|e| panic!("{e}"));
+    Game::new(machine, role).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn text(game: &Game, t: TermId) -> String {
