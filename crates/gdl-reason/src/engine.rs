@@ -6,7 +6,12 @@ use gdl_syntax::Diagnostic;
 use rand::Rng;
 
 use crate::fast::{BuildError, FastLimits, FastMachine, FastState};
-use crate::machine::{Batch, Playout, ReasonError, Result, RoleIndex, StateMachine, Until};
+use std::time::Instant;
+
+use crate::machine::{
+    Batch, Playout, ReasonError, Result, RoleIndex, Rollouts, StateMachine, Until,
+    sequential_playouts_from,
+};
 use crate::reference::{Limits, ReferenceMachine, ReferenceState};
 use crate::terms::{TermId, TermStore};
 
@@ -94,6 +99,16 @@ impl Machine {
             Machine::Reference(_, Some(reason)) => {
                 format!("reference engine (the fast engine cannot compile this game: {reason})")
             }
+        }
+    }
+
+    /// A copy that answers independently (another thread's, say) and shares this one's
+    /// states and terms: a fast machine's; `None` for the reference engine, whose states
+    /// refer to terms it interns as it goes.
+    pub fn try_clone(&self) -> Option<Machine> {
+        match self {
+            Machine::Fast(m) => Some(Machine::Fast(m.clone())),
+            Machine::Reference(..) => None,
         }
     }
 
@@ -251,6 +266,61 @@ impl StateMachine for Machine {
             }
             _ => Err(mismatch()),
         }
+    }
+
+    fn playouts_from(
+        &mut self,
+        starts: &[MachineState],
+        per_start: u32,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        rng: &mut impl Rng,
+        out: &mut Rollouts,
+    ) -> Result<()> {
+        match self {
+            Machine::Fast(m) => {
+                if !starts.iter().all(|s| matches!(s, MachineState::Fast(_))) {
+                    return Err(mismatch());
+                }
+                m.playouts_from_fn(
+                    starts.len(),
+                    |i| match &starts[i] {
+                        MachineState::Fast(s) => s,
+                        MachineState::Reference(_) => unreachable!("checked above"),
+                    },
+                    per_start,
+                    max_steps,
+                    deadline,
+                    rng,
+                    out,
+                )
+            }
+            Machine::Reference(m, _) => {
+                if !starts
+                    .iter()
+                    .all(|s| matches!(s, MachineState::Reference(_)))
+                {
+                    return Err(mismatch());
+                }
+                sequential_playouts_from(
+                    &mut **m,
+                    starts.len(),
+                    |i| match &starts[i] {
+                        MachineState::Reference(s) => s,
+                        MachineState::Fast(_) => unreachable!("checked above"),
+                    },
+                    per_start,
+                    max_steps,
+                    deadline,
+                    rng,
+                    out,
+                )
+            }
+        }
+    }
+
+    fn parallel_playouts(&self) -> usize {
+        both!(self, m => m.parallel_playouts())
     }
 }
 

@@ -106,6 +106,93 @@ pub struct Batch {
     pub goal_sums: Vec<u64>,
 }
 
+/// The longest playout whose moves [`StateMachine::playouts_from`] keeps as a start's best line.
+pub const MAX_LINE: usize = 1024;
+
+/// What random playouts from several starting states did ([`StateMachine::playouts_from`]),
+/// start by start. Meant to be reused from batch to batch: once its vectors are large enough,
+/// a batch allocates nothing in it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rollouts {
+    roles: usize,
+    /// Per start: playouts that reached a terminal state.
+    pub finished: Vec<u32>,
+    /// Per start: playouts cut at the step limit.
+    pub cut: Vec<u32>,
+    /// Per start and role, at `start * roles + role`: the sum of the role's goals over the
+    /// start's finished playouts.
+    pub goal_sums: Vec<u64>,
+    /// Joint moves played, in every playout (also those cut, or dropped at the deadline).
+    pub steps: u64,
+    /// Asked by the caller: keep each start's best finished playout (in a game of one role;
+    /// ignored otherwise), its goal in `best_goal` and its moves in `best_line`. A playout of
+    /// more than [`MAX_LINE`] moves is not kept.
+    pub keep_best: bool,
+    /// Per start: the best goal of a kept playout (`None`: none finished).
+    pub best_goal: Vec<Option<u8>>,
+    /// Per start: the moves of the playout whose goal is `best_goal`.
+    pub best_line: Vec<Vec<TermId>>,
+}
+
+impl Rollouts {
+    /// Empties the results for `starts` starts of a game of `roles` roles (`keep_best` stays).
+    pub fn reset(&mut self, starts: usize, roles: usize) {
+        self.roles = roles;
+        self.finished.clear();
+        self.finished.resize(starts, 0);
+        self.cut.clear();
+        self.cut.resize(starts, 0);
+        self.goal_sums.clear();
+        self.goal_sums.resize(starts * roles, 0);
+        self.steps = 0;
+        self.best_goal.clear();
+        self.best_goal.resize(starts, None);
+        if self.best_line.len() < starts {
+            self.best_line.resize_with(starts, Vec::new);
+        }
+        for line in &mut self.best_line[..starts] {
+            line.clear();
+        }
+    }
+
+    /// The number of starts of the last batch.
+    pub fn starts(&self) -> usize {
+        self.finished.len()
+    }
+
+    /// The roles of the game of the last batch.
+    pub fn roles(&self) -> usize {
+        self.roles
+    }
+
+    /// The goal sums of one start, role by role.
+    pub fn goal_sums_of(&self, start: usize) -> &[u64] {
+        &self.goal_sums[start * self.roles..(start + 1) * self.roles]
+    }
+
+    /// Whether best lines are kept in this batch (asked for, and a game of one role).
+    pub(crate) fn keeps_lines(&self) -> bool {
+        self.keep_best && self.roles == 1
+    }
+
+    /// Counts a finished playout of `start` with these goals, whose moves (a game of one role)
+    /// are `line` when known.
+    pub(crate) fn add_finished(&mut self, start: usize, goals: &[u8], line: Option<&[TermId]>) {
+        self.finished[start] += 1;
+        for (sum, &g) in self.goal_sums[start * self.roles..].iter_mut().zip(goals) {
+            *sum += u64::from(g);
+        }
+        if let (true, Some(line), [goal]) = (self.keeps_lines(), line, goals)
+            && line.len() <= MAX_LINE
+            && self.best_goal[start].is_none_or(|best| *goal > best)
+        {
+            self.best_goal[start] = Some(*goal);
+            self.best_line[start].clear();
+            self.best_line[start].extend_from_slice(line);
+        }
+    }
+}
+
 /// A game as a state machine.
 ///
 /// Terms (roles, moves, fluents, goal values) are [`TermId`]s of the machine's
@@ -294,6 +381,40 @@ pub trait StateMachine {
         sequential_playouts(self, state, until, max_steps, rng)
     }
 
+    /// Random playouts from several states: `per_start` from each of `starts`, each as
+    /// [`StateMachine::random_playout`], their results start by start in `out` (reset first).
+    /// With a `deadline`, playouts still running then are dropped (their steps are counted),
+    /// so a start may have fewer results, or none. Engines may run them side by side (the
+    /// fast engine runs [`StateMachine::parallel_playouts`] at once, a lane each, every lane
+    /// from its own start); the default plays them one at a time, a start after another, and
+    /// checks the deadline at every step.
+    fn playouts_from(
+        &mut self,
+        starts: &[Self::State],
+        per_start: u32,
+        max_steps: usize,
+        deadline: Option<std::time::Instant>,
+        rng: &mut impl Rng,
+        out: &mut Rollouts,
+    ) -> Result<()> {
+        sequential_playouts_from(
+            self,
+            starts.len(),
+            |i| &starts[i],
+            per_start,
+            max_steps,
+            deadline,
+            rng,
+            out,
+        )
+    }
+
+    /// How many playouts [`StateMachine::playouts_from`] runs at once (1: one at a time): a
+    /// caller that can offer that many starts gets the most out of a batch.
+    fn parallel_playouts(&self) -> usize {
+        1
+    }
+
     /// Plays random joint moves from `state` until a terminal state, at most `max_steps` of
     /// them; returns the last state and the number of steps.
     fn playout(
@@ -355,4 +476,57 @@ pub fn sequential_playouts<M: StateMachine + ?Sized>(
         }
     }
     Ok(batch)
+}
+
+/// [`StateMachine::playouts_from`] one playout at a time, the starts given by `start`: the
+/// `per_start` rounds each visit every start in order. The deadline is checked before every
+/// step.
+#[allow(clippy::too_many_arguments)]
+pub fn sequential_playouts_from<'s, M: StateMachine + ?Sized>(
+    machine: &mut M,
+    starts: usize,
+    start: impl Fn(usize) -> &'s M::State,
+    per_start: u32,
+    max_steps: usize,
+    deadline: Option<std::time::Instant>,
+    rng: &mut impl Rng,
+    out: &mut Rollouts,
+) -> Result<()>
+where
+    M::State: 's,
+{
+    let roles = machine.roles().len();
+    out.reset(starts, roles);
+    let late = || deadline.is_some_and(|t| std::time::Instant::now() >= t);
+    let mut line = Vec::new();
+    for _ in 0..per_start {
+        for i in 0..starts {
+            let mut state = start(i).clone();
+            line.clear();
+            let mut steps = 0;
+            loop {
+                if late() {
+                    out.steps += steps;
+                    return Ok(());
+                }
+                if machine.is_terminal(&state)? {
+                    let goals = machine.goals(&state)?;
+                    out.add_finished(i, &goals, Some(&line));
+                    break;
+                }
+                if steps as usize >= max_steps {
+                    out.cut[i] += 1;
+                    break;
+                }
+                let joint = machine.random_joint_move(&state, rng)?;
+                if out.keeps_lines() && line.len() <= MAX_LINE {
+                    line.push(joint[0]);
+                }
+                state = machine.next_state(&state, &joint)?;
+                steps += 1;
+            }
+            out.steps += steps;
+        }
+    }
+    Ok(())
 }

@@ -6,7 +6,11 @@
 //! - bit-parallel playouts (more than one batch of lanes, so that lanes start again) are
 //!   replayed one move at a time (a sample of them): on the fast engine, which must agree at
 //!   every step on the number of legal moves, the move's legality, terminality and the goals
-//!   (or fail with the same error); four of them on the reference engine as well.
+//!   (or fail with the same error); four of them on the reference engine as well;
+//! - bit-parallel playouts from several starts at once (states some of those playouts
+//!   reached), each lane from its own start, replayed in the same way from their start; each
+//!   start's results must be its playouts', and, in one-role games, each start's best line its
+//!   best playout's.
 //!
 //! The games the fast engine refuses (the reference engine plays them instead), with the
 //! reason, are exactly those recorded in `fast_outcomes.txt`; the budgets that decide it are
@@ -101,6 +105,7 @@ enum End<'a> {
 /// reference engine's budgets).
 fn replay_lane<M: StateMachine>(
     machine: &mut M,
+    prefix: &[Vec<u32>],
     p: &LanePlayout,
     end: End<'_>,
     moves: impl Fn(&mut M, u32) -> TermId,
@@ -116,6 +121,11 @@ fn replay_lane<M: StateMachine>(
         };
     }
     let mut state = ask!(machine.initial_state(), "initial state");
+    // The lane's start: the state after `prefix`.
+    for joint in prefix {
+        let terms: Vec<TermId> = joint.iter().map(|&m| moves(machine, m)).collect();
+        state = ask!(machine.next_state(&state, &terms), "next (start)");
+    }
     for (step, joint) in p.moves.iter().enumerate() {
         if ask!(machine.is_terminal(&state), "terminal") {
             return Err(format!("step {step}: the lane moved in a terminal state"));
@@ -180,14 +190,14 @@ fn check_lanes(
     fast: &mut FastMachine,
     reference: &mut ReferenceMachine,
     rng: &mut impl Rng,
-) -> Result<(), String> {
+) -> Result<Vec<LanePlayout>, String> {
     let count = LANES as u64 + 16;
     let s0 = fast.initial_state().map_err(|e| e.to_string())?;
     let Some(record) = fast
         .lane_playouts(&s0, count, STEPS, rng)
         .map_err(|e| format!("lanes: {e}"))?
     else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     if let Some(batch) = &record.batch {
         // The totals a batch reports are those of the playouts it played.
@@ -249,17 +259,157 @@ fn check_lanes(
         }
         // The first two and the last two (lanes that started again).
         let on_reference = k < 9 || k + 2 >= record.playouts.len() || failed;
-        replay_lane(fast, p, end, |_, m| fast_moves[m as usize], false)
+        replay_lane(fast, &[], p, end, |_, m| fast_moves[m as usize], false)
             .map_err(|e| format!("lane playout {k}, on the fast engine: {e}"))?;
         if on_reference {
             replay_lane(
                 reference,
+                &[],
                 p,
                 end,
                 |r, m| r.intern(&texts[m as usize]).expect("a move of the game"),
                 true,
             )
             .map_err(|e| format!("lane playout {k}, on the reference engine: {e}"))?;
+        }
+    }
+    Ok(record.playouts)
+}
+
+/// Bit-parallel playouts from several starts, each lane from its own (states reached by the
+/// first moves of some of `earlier`'s playouts), replayed one move at a time from their start
+/// as [`check_lanes`] does; each start's results must be those of its playouts, and in a game
+/// of one role each start's best line must be its best playout's, and replay to its goal.
+fn check_lanes_from_starts(
+    fast: &mut FastMachine,
+    reference: &mut ReferenceMachine,
+    earlier: &[LanePlayout],
+    rng: &mut impl Rng,
+) -> Result<(), String> {
+    let fast_moves: Vec<TermId> = (0..fast.stats().moves as u32)
+        .map(|m| fast.move_term(m))
+        .collect();
+    let texts: Vec<String> = fast_moves
+        .iter()
+        .map(|&t| fast.terms().text(fast.symbols(), t))
+        .collect();
+    // The first state, and states 1 and 5 moves in, where playouts went that far.
+    let mut prefixes: Vec<Vec<Vec<u32>>> = vec![Vec::new()];
+    for (k, &len) in [1usize, 5].iter().enumerate() {
+        if let Some(p) = earlier.iter().skip(k).find(|p| p.moves.len() > len) {
+            prefixes.push(p.moves[..len].to_vec());
+        }
+    }
+    let mut starts = Vec::new();
+    for prefix in &prefixes {
+        let mut s = fast.initial_state().map_err(|e| e.to_string())?;
+        for joint in prefix {
+            let terms: Vec<TermId> = joint.iter().map(|&m| fast_moves[m as usize]).collect();
+            s = fast
+                .next_state(&s, &terms)
+                .map_err(|e| format!("a start: {e}"))?;
+        }
+        starts.push(s);
+    }
+    // More playouts than lanes, so that lanes start again, from other starts.
+    let per_start = (LANES / starts.len() + 3) as u32;
+    let one_role = fast.roles().len() == 1;
+    let Some((record, out)) = fast
+        .lane_playouts_from(&starts, per_start, STEPS, one_role, rng)
+        .map_err(|e| format!("lanes from starts: {e}"))?
+    else {
+        return Ok(());
+    };
+    if let Some(out) = &out {
+        // Each start's results are those of the playouts recorded from it.
+        for (i, _) in starts.iter().enumerate() {
+            let mine: Vec<&LanePlayout> = record.playouts.iter().filter(|p| p.start == i).collect();
+            let finished: Vec<&LanePlayout> =
+                mine.iter().copied().filter(|p| p.goals.is_some()).collect();
+            let mut sums = vec![0u64; fast.roles().len()];
+            for p in &finished {
+                for (sum, &g) in sums.iter_mut().zip(p.goals.as_ref().unwrap()) {
+                    *sum += u64::from(g);
+                }
+            }
+            let expected = (mine.len() as u32, finished.len() as u32, sums);
+            let got = (
+                out.finished[i] + out.cut[i],
+                out.finished[i],
+                out.goal_sums_of(i).to_vec(),
+            );
+            if got != expected || mine.len() as u32 != per_start {
+                return Err(format!(
+                    "start {i}: {} playouts recorded, not {per_start}, or results {got:?}, expected {expected:?}",
+                    mine.len()
+                ));
+            }
+            if one_role {
+                let best = finished
+                    .iter()
+                    .filter(|p| p.moves.len() <= gdl_reason::machine::MAX_LINE)
+                    .filter_map(|p| p.goals.as_ref().map(|g| g[0]))
+                    .max();
+                if out.best_goal[i] != best {
+                    return Err(format!(
+                        "start {i}: best goal {:?}, expected {best:?}",
+                        out.best_goal[i]
+                    ));
+                }
+                if let Some(best) = best {
+                    // The best line plays from the start to a terminal state with that goal.
+                    let mut s = starts[i].clone();
+                    for &m in &out.best_line[i] {
+                        s = fast
+                            .next_state(&s, &[m])
+                            .map_err(|e| format!("best line: {e}"))?;
+                    }
+                    let terminal = fast.is_terminal(&s).map_err(|e| e.to_string())?;
+                    let goals = fast.goals(&s).map_err(|e| e.to_string())?;
+                    if !terminal || goals != [best] {
+                        return Err(format!(
+                            "start {i}: the best line ends in terminal {terminal}, goals {goals:?}, not {best}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let all = record
+        .playouts
+        .iter()
+        .map(|p| (p, End::Normal(&p.goals)))
+        .chain(record.failed.iter().map(|(p, e)| (p, End::Failed(e))));
+    let last = record.playouts.len().saturating_sub(16);
+    for (k, (p, end)) in all.enumerate() {
+        // Every sixteenth, the last ones to finish (lanes that started again) and the
+        // failed one; the last and the failed one on the reference engine too.
+        let failed = matches!(end, End::Failed(_));
+        if k % 16 != 0 && k < last && !failed {
+            continue;
+        }
+        let prefix = &prefixes[p.start];
+        replay_lane(fast, prefix, p, end, |_, m| fast_moves[m as usize], false).map_err(|e| {
+            format!(
+                "lane playout {k} from start {}, on the fast engine: {e}",
+                p.start
+            )
+        })?;
+        if k + 1 == record.playouts.len() || failed {
+            replay_lane(
+                reference,
+                prefix,
+                p,
+                end,
+                |r, m| r.intern(&texts[m as usize]).expect("a move of the game"),
+                true,
+            )
+            .map_err(|e| {
+                format!(
+                    "lane playout {k} from start {}, on the reference engine: {e}",
+                    p.start
+                )
+            })?;
         }
     }
     Ok(())
@@ -293,7 +443,10 @@ fn compare(
     for _ in 0..PLAYOUTS {
         side_by_side(&mut fast, &mut reference, &mut rng)?;
     }
-    check_lanes(&mut fast, &mut reference, &mut rng)?;
+    let playouts = check_lanes(&mut fast, &mut reference, &mut rng)?;
+    if !playouts.is_empty() {
+        check_lanes_from_starts(&mut fast, &mut reference, &playouts, &mut rng)?;
+    }
     Ok(None)
 }
 

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gdl_reason::{StateMachine, TermId};
-use ggp_play::{Game, Machine, State, Strategy, StrategyKind, load};
+use ggp_play::{Game, Machine, PlayerStats, State, Strategy, StrategyKind, load};
 use ggp_protocol::{Reply, Request, Start, move_candidates};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -49,7 +49,8 @@ pub enum Gdl2Form {
 pub const DID_RULE: &str = "(<= (sees ?p (did ?q ?m)) (role ?p) (does ?q ?m))";
 
 impl PlayerSpec {
-    /// `random`, `legal`, an `http://` URL (a bare `host:port` gets `http://`), checked
+    /// A built-in strategy's name (`random`, `legal`, `montecarlo`, `mcts`, `sample`: see
+    /// [`StrategyKind::parse`]), an `http://` URL (a bare `host:port` gets `http://`), checked
     /// ([`PlayerUrl::parse`]) and kept as written, or a URL after `gdl2:` or `gdl2-turn:` for a
     /// GDL-II player ([`Gdl2Form`]).
     pub fn parse(text: &str) -> Result<PlayerSpec, String> {
@@ -68,10 +69,10 @@ impl PlayerSpec {
                 };
             }
         }
-        match lower.as_str() {
-            "random" => Ok(PlayerSpec::Builtin(StrategyKind::Random)),
-            "legal" => Ok(PlayerSpec::Builtin(StrategyKind::Legal)),
-            "sample" => Ok(PlayerSpec::Builtin(StrategyKind::Sample)),
+        if let Some(kind) = StrategyKind::parse(text) {
+            return Ok(PlayerSpec::Builtin(kind));
+        }
+        match text {
             _ if text.contains(':') => {
                 PlayerUrl::parse(text)?;
                 Ok(PlayerSpec::Url(if text.contains("://") {
@@ -81,7 +82,8 @@ impl PlayerSpec {
                 }))
             }
             _ => Err(format!(
-                "`{text}` is not a player: use `random`, `legal`, `sample` or an http:// URL"
+                "`{text}` is not a player: use {} or an http:// URL",
+                StrategyKind::NAMES.map(|n| format!("`{n}`")).join(", ")
             )),
         }
     }
@@ -91,9 +93,7 @@ impl PlayerSpec {
             PlayerSpec::Url(url) => url.clone(),
             PlayerSpec::Gdl2(url, Gdl2Form::Percepts) => format!("gdl2:{url}"),
             PlayerSpec::Gdl2(url, Gdl2Form::Turn) => format!("gdl2-turn:{url}"),
-            PlayerSpec::Builtin(StrategyKind::Random) => "random".into(),
-            PlayerSpec::Builtin(StrategyKind::Legal) => "legal".into(),
-            PlayerSpec::Builtin(StrategyKind::Sample) => "sample".into(),
+            PlayerSpec::Builtin(kind) => kind.name().into(),
             PlayerSpec::Channel(seat) => seat.name().into(),
         }
     }
@@ -233,6 +233,9 @@ pub struct Finished {
     pub timing: Timing,
     /// The manager's reasoner: `fast engine`, or the reference engine and why.
     pub reasoner: String,
+    /// What each built-in player did over the match (moves, simulations, thinking time), as
+    /// its strategy reports it; `None` for remote players.
+    pub player_stats: Vec<Option<PlayerStats>>,
 }
 
 /// A built-in strategy and its own view of the game.
@@ -758,6 +761,13 @@ where
         .as_ref()
         .map(|r| r.last_percepts.clone())
         .unwrap_or_default();
+    let player_stats: Vec<Option<PlayerStats>> = seats
+        .iter()
+        .map(|seat| match seat {
+            Seat::Local(Some(local)) => local.0.stats(),
+            _ => None,
+        })
+        .collect();
     let asked = Instant::now();
     let mut stops = Vec::new();
     for (k, seat) in seats.iter_mut().enumerate() {
@@ -797,6 +807,7 @@ where
         record: rec,
         timing,
         reasoner,
+        player_stats,
     })
 }
 

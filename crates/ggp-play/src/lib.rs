@@ -1,17 +1,25 @@
 //! Players: a [`Strategy`] chooses moves in a [`Game`]; [`serve`] runs strategies behind the
 //! GGP protocol over HTTP, several matches at once.
 //!
-//! Built-in strategies: [`RandomStrategy`] (a uniformly random legal move) and
+//! Built-in strategies: [`RandomStrategy`] (a uniformly random legal move),
 //! [`LegalStrategy`] (the first legal move in canonical order, as ggp-base's legal player),
-//! and [`SampleStrategy`] (flat Monte Carlo over the states the player may be in). In a GDL-II
-//! game a [`Game`] keeps the states consistent with the player's moves and percepts.
-//! A user's player implements [`Strategy`] and hands a [`StrategyFactory`] to [`serve`].
+//! [`MonteCarloStrategy`] (flat Monte Carlo), [`MctsStrategy`] (Monte Carlo tree search
+//! with rollouts in batches, see [`mcts`]) and [`SampleStrategy`] (flat Monte Carlo over the
+//! states the player may be in). In a GDL-II game a [`Game`] keeps the states consistent with
+//! the player's moves and percepts; the strategies that need the state play it through
+//! [`SampleStrategy`] ([`NeedsState`]). A user's player implements [`Strategy`] and hands a
+//! [`StrategyFactory`] to [`serve`].
 
+pub mod mcts;
+mod montecarlo;
 mod server;
 mod strategy;
 
+pub use mcts::{MctsConfig, MctsStrategy};
+pub use montecarlo::MonteCarloStrategy;
 pub use server::{PlayerConfig, serve};
 pub use strategy::{
-    Game, LegalStrategy, MAX_STATES, Machine, RandomStrategy, SampleStrategy, State, Strategy,
+    Game, LegalStrategy, MAX_STATES, Machine, MoveReport, NeedsState, PlayerStats,
+    RandomStrategy, SampleStrategy, State, Strategy,
     StrategyFactory, StrategyKind, load,
 };

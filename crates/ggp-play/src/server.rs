@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use gdl_reason::StateMachine;
 use ggp_protocol::{InfoReply, MAX_CLOCK_SECS, Reply, Request, Start};
 
-use crate::strategy::{Game, Strategy, StrategyFactory, load};
+use crate::strategy::{Game, MoveReport, Strategy, StrategyFactory, load};
 
 /// How a player presents itself and plays.
 #[derive(Clone)]
@@ -46,6 +46,8 @@ struct Session {
 struct Shared {
     config: PlayerConfig,
     sessions: Mutex<HashMap<String, Arc<Mutex<Session>>>>,
+    /// What the strategy reported for the last move it chose, in any match (INFO shows it).
+    last_report: Mutex<Option<MoveReport>>,
 }
 
 /// Serves GGP requests on `listener` until `shutdown` completes.
@@ -57,6 +59,7 @@ pub async fn serve(
     let shared = Arc::new(Shared {
         config,
         sessions: Mutex::new(HashMap::new()),
+        last_report: Mutex::new(None),
     });
     let app = Router::new()
         .fallback(handle)
@@ -236,7 +239,13 @@ async fn answer(shared: &Arc<Shared>, request: Request) -> Answer {
         Request::Info => Ok(Reply::Info(InfoReply {
             name: Some(shared.config.name.clone()),
             status: Some("available".into()),
-            other: Vec::new(),
+            other: shared
+                .last_report
+                .lock()
+                .expect("not poisoned")
+                .as_ref()
+                .map(MoveReport::info_pairs)
+                .unwrap_or_default(),
         })),
         Request::Preview { .. } => Ok(Reply::Ready),
         Request::Start(start) => {
@@ -324,6 +333,7 @@ async fn play(
         return Ok(Reply::Busy);
     };
     let margin = shared.config.margin;
+    let shared = shared.clone();
     blocking(move || {
         let mut session = session.lock().expect("not poisoned");
         observe(&mut session.game, own, list)?;
@@ -342,7 +352,17 @@ async fn play(
             )
         })?;
         game.last_move = Some(chosen);
-        Ok(Reply::Move(game.text(chosen)))
+        let text = game.text(chosen);
+        if let Some(report) = strategy.report() {
+            if shared.config.log {
+                log_line(format_args!(
+                    "ggp player: {match_id}: {text}: {}",
+                    report.describe()
+                ));
+            }
+            *shared.last_report.lock().expect("not poisoned") = Some(report);
+        }
+        Ok(Reply::Move(text))
     })
     .await
 }

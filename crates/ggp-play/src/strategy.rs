@@ -1,11 +1,14 @@
 //! What a player decides with: the game as a state machine, and a strategy.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use gdl_reason::{EngineChoice, Playout, RoleIndex, StateMachine, TermId};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
+
+use crate::mcts::{MctsConfig, MctsStrategy};
+use crate::montecarlo::MonteCarloStrategy;
 
 /// The reasoner the players and the Game Manager play with: the fast engine, or the reference
 /// engine for a game the fast one cannot compile. Together with [`load`], the one place that
@@ -382,6 +385,122 @@ pub trait Strategy: Send {
 
     /// Called when the match ends normally (STOP), in its final state.
     fn stop(&mut self, _game: &mut Game) {}
+
+    /// What the last [`Strategy::select`] did (simulations, tree size, the chosen move's
+    /// visits and value), for INFO and the player's log; `None` if the strategy does not say.
+    fn report(&self) -> Option<MoveReport> {
+        None
+    }
+
+    /// Totals over the match so far (moves chosen, simulations, time spent choosing), for
+    /// `ggp arena`; `None` if the strategy does not keep them.
+    fn stats(&self) -> Option<PlayerStats> {
+        None
+    }
+}
+
+/// What a strategy did for one move.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MoveReport {
+    /// Random playouts run for this move.
+    pub simulations: u64,
+    /// Tree searches: simulations of every kind, those that ended in a node whose goals were
+    /// already known (terminal or proven) as well as rollouts.
+    pub iterations: Option<u64>,
+    /// Time spent choosing it.
+    pub time: Duration,
+    /// The search tree's nodes after the search (tree searches only).
+    pub nodes: Option<u64>,
+    /// Simulations through the chosen move.
+    pub visits: Option<u64>,
+    /// The chosen move's value for the player's role: its mean goal (0–100) in the
+    /// simulations through it, or its proven goal.
+    pub value: Option<f64>,
+    /// Anything else worth saying (`proven`, `one legal move`, `puzzle line of 12 moves`, …).
+    pub note: Option<String>,
+}
+
+impl MoveReport {
+    /// The report on one line: `12345 simulations in 0.95 s (13000/s), 15000 iterations,
+    /// 4567 nodes, move visits 2345, value 62.5`.
+    pub fn describe(&self) -> String {
+        let secs = self.time.as_secs_f64();
+        let mut text = format!("{} simulations in {secs:.2} s", self.simulations);
+        if secs > 0.0 && self.simulations > 0 {
+            text.push_str(&format!(" ({:.0}/s)", self.simulations as f64 / secs));
+        }
+        if let Some(iterations) = self.iterations {
+            text.push_str(&format!(", {iterations} iterations"));
+        }
+        if let Some(nodes) = self.nodes {
+            text.push_str(&format!(", {nodes} nodes"));
+        }
+        if let Some(visits) = self.visits {
+            text.push_str(&format!(", move visits {visits}"));
+        }
+        if let Some(value) = self.value {
+            text.push_str(&format!(", value {value:.1}"));
+        }
+        if let Some(note) = &self.note {
+            text.push_str(&format!(" ({note})"));
+        }
+        text
+    }
+
+    /// The report as INFO's `(key value)` pairs.
+    pub fn info_pairs(&self) -> Vec<(String, String)> {
+        let mut pairs = vec![
+            ("simulations".to_string(), self.simulations.to_string()),
+            (
+                "time".to_string(),
+                format!("{:.3}", self.time.as_secs_f64()),
+            ),
+        ];
+        if let Some(iterations) = self.iterations {
+            pairs.push(("iterations".into(), iterations.to_string()));
+        }
+        if let Some(nodes) = self.nodes {
+            pairs.push(("nodes".into(), nodes.to_string()));
+        }
+        if let Some(visits) = self.visits {
+            pairs.push(("visits".into(), visits.to_string()));
+        }
+        if let Some(value) = self.value {
+            pairs.push(("value".into(), format!("{value:.1}")));
+        }
+        pairs
+    }
+}
+
+/// What a strategy did over a match: the moves it chose, the random playouts it ran for
+/// them, and the time it spent choosing them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlayerStats {
+    pub moves: u64,
+    pub simulations: u64,
+    pub thinking: Duration,
+}
+
+impl PlayerStats {
+    /// Counts a move.
+    pub fn add(&mut self, report: &MoveReport) {
+        self.moves += 1;
+        self.simulations += report.simulations;
+        self.thinking += report.time;
+    }
+
+    /// Totals of two (matches, say).
+    pub fn merge(&mut self, other: &PlayerStats) {
+        self.moves += other.moves;
+        self.simulations += other.simulations;
+        self.thinking += other.thinking;
+    }
+
+    /// Simulations per second of thinking (`None` before any thinking).
+    pub fn simulations_per_second(&self) -> Option<f64> {
+        let secs = self.thinking.as_secs_f64();
+        (secs > 0.0).then(|| self.simulations as f64 / secs)
+    }
 }
 
 /// Makes a strategy for each new match.
@@ -390,23 +509,35 @@ pub type StrategyFactory = std::sync::Arc<dyn Fn() -> Box<dyn Strategy> + Send +
 /// A uniformly random legal move.
 pub struct RandomStrategy {
     rng: SmallRng,
+    stats: PlayerStats,
 }
 
 impl RandomStrategy {
     pub fn new(seed: u64) -> RandomStrategy {
         RandomStrategy {
             rng: SmallRng::seed_from_u64(seed),
+            stats: PlayerStats::default(),
         }
     }
 }
 
 impl Strategy for RandomStrategy {
     fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, String> {
+        let began = Instant::now();
         let moves = game.legal_moves()?;
-        moves
+        let chosen = moves
             .choose(&mut self.rng)
             .copied()
-            .ok_or_else(|| "no legal move".to_string())
+            .ok_or_else(|| "no legal move".to_string());
+        self.stats.add(&MoveReport {
+            time: began.elapsed(),
+            ..MoveReport::default()
+        });
+        chosen
+    }
+
+    fn stats(&self) -> Option<PlayerStats> {
+        Some(self.stats)
     }
 }
 
@@ -424,16 +555,29 @@ fn nth_joint(legal: &[Vec<TermId>], mut k: usize) -> Vec<TermId> {
 }
 
 /// The first legal move in canonical text order: deterministic, as ggp-base's legal player.
-pub struct LegalStrategy;
+#[derive(Default)]
+pub struct LegalStrategy {
+    stats: PlayerStats,
+}
 
 impl Strategy for LegalStrategy {
     fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, String> {
+        let began = Instant::now();
         let moves = game.legal_moves()?;
-        moves
+        let chosen = moves
             .iter()
             .copied()
             .min_by_key(|&m| game.machine.terms().text(game.machine.symbols(), m))
-            .ok_or_else(|| "no legal move".to_string())
+            .ok_or_else(|| "no legal move".to_string());
+        self.stats.add(&MoveReport {
+            time: began.elapsed(),
+            ..MoveReport::default()
+        });
+        chosen
+    }
+
+    fn stats(&self) -> Option<PlayerStats> {
+        Some(self.stats)
     }
 }
 
@@ -510,24 +654,77 @@ impl Strategy for SampleStrategy {
     }
 }
 
+/// A strategy that needs the true state (flat Monte Carlo, MCTS) plays a GDL-II game, where
+/// the player only knows the states it may be in, through [`SampleStrategy`] over those states:
+/// searching one of them as if it were the state would choose moves that may be illegal.
+pub struct NeedsState {
+    full: Box<dyn Strategy>,
+    hidden: SampleStrategy,
+}
+
+impl NeedsState {
+    pub fn new(full: Box<dyn Strategy>, seed: u64) -> NeedsState {
+        NeedsState {
+            full,
+            hidden: SampleStrategy::new(seed),
+        }
+    }
+}
+
+impl Strategy for NeedsState {
+    fn start(&mut self, game: &mut Game, deadline: Instant) {
+        if game.possible.is_none() {
+            self.full.start(game, deadline);
+        }
+    }
+
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+        if game.possible.is_some() {
+            self.hidden.select(game, deadline)
+        } else {
+            self.full.select(game, deadline)
+        }
+    }
+
+    fn stop(&mut self, game: &mut Game) {
+        if game.possible.is_none() {
+            self.full.stop(game);
+        }
+    }
+
+    fn report(&self) -> Option<MoveReport> {
+        self.full.report()
+    }
+
+    fn stats(&self) -> Option<PlayerStats> {
+        self.full.stats()
+    }
+}
+
 /// The built-in strategies by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrategyKind {
     Random,
     Legal,
+    /// Flat Monte Carlo ([`MonteCarloStrategy`]).
+    MonteCarlo,
+    /// Monte Carlo tree search ([`MctsStrategy`]).
+    Mcts(MctsConfig),
     /// [`SampleStrategy`].
     Sample,
 }
 
 impl StrategyKind {
     /// The names [`StrategyKind::parse`] knows.
-    pub const NAMES: [&'static str; 3] = ["random", "legal", "sample"];
+    pub const NAMES: [&'static str; 5] = ["random", "legal", "montecarlo", "mcts", "sample"];
 
     /// A built-in strategy by name (any case), with its default settings.
     pub fn parse(name: &str) -> Option<StrategyKind> {
         match name.to_ascii_lowercase().as_str() {
             "random" => Some(StrategyKind::Random),
             "legal" => Some(StrategyKind::Legal),
+            "montecarlo" => Some(StrategyKind::MonteCarlo),
+            "mcts" => Some(StrategyKind::Mcts(MctsConfig::default())),
             "sample" => Some(StrategyKind::Sample),
             _ => None,
         }
@@ -538,30 +735,40 @@ impl StrategyKind {
         match self {
             StrategyKind::Random => "random",
             StrategyKind::Legal => "legal",
+            StrategyKind::MonteCarlo => "montecarlo",
+            StrategyKind::Mcts(_) => "mcts",
             StrategyKind::Sample => "sample",
         }
     }
 
-    /// A factory for this strategy; random players of successive matches get successive seeds.
+    /// A factory for this strategy; the players of successive matches get successive seeds.
     pub fn factory(self, seed: u64) -> StrategyFactory {
+        let next = std::sync::atomic::AtomicU64::new(seed);
+        let seed = move || next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match self {
-            StrategyKind::Random => {
-                let next = std::sync::atomic::AtomicU64::new(seed);
-                std::sync::Arc::new(move || {
-                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    Box::new(RandomStrategy::new(seed)) as Box<dyn Strategy>
-                })
-            }
+            StrategyKind::Random => std::sync::Arc::new(move || {
+                Box::new(RandomStrategy::new(seed())) as Box<dyn Strategy>
+            }),
             StrategyKind::Legal => {
-                std::sync::Arc::new(|| Box::new(LegalStrategy) as Box<dyn Strategy>)
+                std::sync::Arc::new(|| Box::new(LegalStrategy::default()) as Box<dyn Strategy>)
             }
-            StrategyKind::Sample => {
-                let next = std::sync::atomic::AtomicU64::new(seed);
-                std::sync::Arc::new(move || {
-                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    Box::new(SampleStrategy::new(seed)) as Box<dyn Strategy>
-                })
-            }
+            StrategyKind::MonteCarlo => std::sync::Arc::new(move || {
+                let seed = seed();
+                Box::new(NeedsState::new(
+                    Box::new(MonteCarloStrategy::new(seed)),
+                    seed,
+                )) as Box<dyn Strategy>
+            }),
+            StrategyKind::Mcts(config) => std::sync::Arc::new(move || {
+                let seed = seed();
+                Box::new(NeedsState::new(
+                    Box::new(MctsStrategy::new(config, seed)),
+                    seed,
+                )) as Box<dyn Strategy>
+            }),
+            StrategyKind::Sample => std::sync::Arc::new(move || {
+                Box::new(SampleStrategy::new(seed())) as Box<dyn Strategy>
+            }),
         }
     }
 }
@@ -581,6 +788,32 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    #[test]
+    fn the_search_players_play_a_gdl2_game_from_what_the_player_may_know() {
+        // MCTS and flat Monte Carlo need the state; in a GDL-II game they choose through the
+        // sampling player, among the moves legal in every state the player may be in.
+        for kind in [
+            StrategyKind::MonteCarlo,
+            StrategyKind::Mcts(MctsConfig::default()),
+        ] {
+            let mut game = Game::new(load(MONTY).unwrap(), 0).unwrap();
+            let mut strategy = kind.factory(7)();
+            let soon = || Instant::now() + Duration::from_millis(200);
+            strategy.start(&mut game, soon());
+            let choose = strategy.select(&mut game, soon()).unwrap();
+            assert!(game.legal_moves().unwrap().contains(&choose), "{}", kind.name());
+            let door = game.text(choose);
+            assert!(door.starts_with("(choose "), "{door}");
+            game.last_move = Some(choose);
+            game.perceive(None, &[format!("(picked {})", &door[8..9])])
+                .unwrap();
+            // The car may be behind any door: the search must not read it from one state.
+            assert_eq!(game.possible.as_ref().map(Vec::len), Some(3));
+            let wait = strategy.select(&mut game, soon()).unwrap();
+            assert_eq!(game.text(wait), "wait");
+        }
     }
 
     #[test]

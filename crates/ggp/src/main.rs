@@ -39,6 +39,8 @@ enum Command {
     Match(cmd::matches::Args),
     /// The recorded matches: list them, show one, export one as ggp.org match JSON.
     Matches(cmd::records::Args),
+    /// Many matches between players, seats rotated, and each player's results.
+    Arena(cmd::arena::Args),
     /// The Gamemaster: a web service to keep games, register players, and run, watch and play
     /// matches.
     Serve(cmd::serve::Args),
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Player(args) => cmd::player::run(args),
         Command::Match(args) => cmd::matches::run(args),
         Command::Matches(args) => cmd::records::run(args),
+        Command::Arena(args) => cmd::arena::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
         Command::Completions(args) => cmd::completions::completions(args),

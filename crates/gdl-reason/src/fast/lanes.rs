@@ -17,7 +17,8 @@
 
 use rand::Rng;
 
-use crate::machine::Batch;
+use crate::machine::{Batch, MAX_LINE, Rollouts};
+use crate::terms::TermId;
 
 use super::net::{Kind, Net, Ref, node_of};
 
@@ -103,10 +104,12 @@ pub(crate) enum LaneErrorKind {
     },
 }
 
-/// One lane's playout, as recorded for tests: each step's joint move (move numbers) and each
+/// One lane's playout, as recorded for tests: its start, each step's joint move (move numbers) and each
 /// role's number of legal moves, and the goals at the end (`None`: cut at the step limit).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LanePlayout {
+    /// The start it played from (its index among the batch's starts).
+    pub start: usize,
     pub moves: Vec<Vec<u32>>,
     pub legal_counts: Vec<Vec<u32>>,
     pub goals: Option<Vec<u8>>,
@@ -138,6 +141,8 @@ pub(crate) struct Lanes {
     touched: Vec<u32>,
     /// A role's legal moves in this step: lane and move.
     pairs: Vec<(u32, u32)>,
+    /// Each lane's moves so far (`MAX_LINE` each), when best lines are kept (allocated then).
+    trace: Vec<u32>,
 }
 
 impl Lanes {
@@ -246,6 +251,7 @@ impl Lanes {
             next_vals: vec![ZERO; net.next.len()],
             touched: Vec::new(),
             pairs: Vec::new(),
+            trace: Vec::new(),
         };
         // The pieces of each part, in node order.
         let mut k = 0;
@@ -382,56 +388,67 @@ impl Lanes {
         }
     }
 
-    /// Random playouts from `state` (fluent bits) until `until`, `LANES` at a time; each
-    /// finished or cut playout is recorded in `record` if given.
-    pub fn run(
+    /// `limit` random playouts, or as many as run until `deadline`, `LANES` at a time (at the
+    /// deadline, playouts still running are dropped): playout `j` (in the order they start)
+    /// from `starts(j % count)` (fluent bits). Each finished or cut playout is recorded in
+    /// `record` if given; each start's results go to `per_start` if given (with each start's
+    /// best line, in move numbers translated by `move_terms`, when it keeps them).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<'s>(
         &mut self,
-        state: &[u64],
-        until: crate::machine::Until,
+        starts: impl Fn(usize) -> &'s [u64],
+        count: usize,
+        limit: u64,
+        deadline: Option<std::time::Instant>,
         max_steps: usize,
         rng: &mut impl Rng,
         mut record: Option<&mut Vec<LanePlayout>>,
         failed: &mut Option<LanePlayout>,
+        mut per_start: Option<(&mut Rollouts, &[TermId])>,
     ) -> Result<Batch, LaneError> {
-        use crate::machine::Until;
         let roles = self.legal.len();
         let mut tally = Batch {
             goal_sums: vec![0; roles],
             ..Batch::default()
         };
-        let limit = match until {
-            Until::Playouts(n) => n,
-            Until::Deadline(_) => u64::MAX,
-        };
+        if count == 0 {
+            return Ok(tally);
+        }
+        let lines = per_start.as_ref().is_some_and(|(out, _)| out.keeps_lines());
+        if lines && self.trace.len() != LANES * MAX_LINE {
+            self.trace = vec![0; LANES * MAX_LINE];
+        }
         let mut started = 0u64;
         let mut steps = [0usize; LANES];
-        let mut count = [0u32; LANES];
+        let mut origin = [0u32; LANES];
+        let mut count_legal = [0u32; LANES];
         let mut pick = [0u32; LANES];
-        let mut lane_goals = vec![[0u8; LANES]; if record.is_some() { roles } else { 0 }];
+        let mut lane_goals = vec![[0u8; LANES]; if record.is_some() || lines { roles } else { 0 }];
         let mut current: Vec<LanePlayout> = if record.is_some() {
             vec![LanePlayout::default(); LANES]
         } else {
             Vec::new()
         };
-        let start_has = |f: usize| state.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1);
 
         debug_assert_eq!(self.vals.len(), self.nodes, "Lanes::allocate first");
         // Start the first lanes.
-        let mut active = ZERO;
-        for lane in 0..LANES.min(usize::try_from(limit).unwrap_or(usize::MAX)) {
-            active[lane / 64] |= 1 << (lane % 64);
-            started += 1;
-        }
-        for f in 0..self.base.len() {
-            self.vals[self.base[f] as usize] = if start_has(f) { active } else { ZERO };
-        }
-        for &node in &self.input {
+        for &node in self.base.iter().chain(self.input.iter()) {
             if node != NONE {
                 self.vals[node as usize] = ZERO;
             }
         }
+        let mut active = ZERO;
+        for lane in 0..LANES.min(usize::try_from(limit).unwrap_or(usize::MAX)) {
+            active[lane / 64] |= 1 << (lane % 64);
+            origin[lane] = (started % count as u64) as u32;
+            started += 1;
+            self.start_lane(starts(origin[lane] as usize), lane);
+            if let Some(p) = current.get_mut(lane) {
+                p.start = origin[lane] as usize;
+            }
+        }
         loop {
-            if let Until::Deadline(t) = until
+            if let Some(t) = deadline
                 && std::time::Instant::now() >= t
             {
                 break;
@@ -443,13 +460,30 @@ impl Lanes {
             let terminal = and(&self.get(self.terminal), &active);
             if any(&terminal) {
                 Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.goal_only);
-                if let Err(e) = self.read_goals(&terminal, &mut tally, &mut lane_goals) {
+                let sink = per_start.as_mut().map(|(out, _)| (&mut **out, &origin));
+                if let Err(e) = self.read_goals(&terminal, &mut tally, &mut lane_goals, sink) {
                     *failed = current.get_mut(e.lane).map(std::mem::take);
                     return Err(e);
                 }
                 let n = popcount(&terminal);
                 tally.finished += n;
                 for_lanes(&terminal, |lane| tally.finished_steps += steps[lane] as u64);
+                if let Some((out, move_terms)) = per_start.as_mut() {
+                    for_lanes(&terminal, |lane| {
+                        let o = origin[lane] as usize;
+                        out.finished[o] += 1;
+                        let goal = lane_goals.first().map_or(0, |g| g[lane]);
+                        if lines
+                            && steps[lane] <= MAX_LINE
+                            && out.best_goal[o].is_none_or(|best| goal > best)
+                        {
+                            out.best_goal[o] = Some(goal);
+                            let trace = &self.trace[lane * MAX_LINE..lane * MAX_LINE + steps[lane]];
+                            out.best_line[o].clear();
+                            out.best_line[o].extend(trace.iter().map(|&m| move_terms[m as usize]));
+                        }
+                    });
+                }
             }
             // Lanes at the step limit.
             let mut cut = ZERO;
@@ -463,6 +497,9 @@ impl Lanes {
                     },
                 );
                 tally.cut += popcount(&cut);
+                if let Some((out, _)) = per_start.as_mut() {
+                    for_lanes(&cut, |lane| out.cut[origin[lane] as usize] += 1);
+                }
             }
             let done: V = std::array::from_fn(|w| terminal[w] | cut[w]);
             let moving: V = std::array::from_fn(|w| active[w] & !done[w]);
@@ -478,23 +515,23 @@ impl Lanes {
             // Every moving lane's moves: the legal ones, lane by lane, in one pass over the
             // role's legal gates, then a random one of each lane's.
             for role in 0..roles {
-                count[..].fill(0);
+                count_legal[..].fill(0);
                 self.pairs.clear();
                 for &(m, r) in &self.legal[role] {
                     let v = and(&self.get(r), &moving);
                     for_lanes(&v, |lane| {
-                        count[lane] += 1;
+                        count_legal[lane] += 1;
                         self.pairs.push((lane as u32, m));
                     });
                 }
                 let mut stuck = None;
                 for_lanes(&moving, |lane| {
-                    if count[lane] == 0 {
+                    if count_legal[lane] == 0 {
                         stuck = stuck.or(Some(lane));
-                    } else if count[lane] == 1 {
+                    } else if count_legal[lane] == 1 {
                         pick[lane] = 0;
                     } else {
-                        pick[lane] = rng.random_range(0..count[lane]);
+                        pick[lane] = rng.random_range(0..count_legal[lane]);
                     }
                 });
                 if let Some(lane) = stuck {
@@ -519,35 +556,42 @@ impl Lanes {
                             self.vals[node as usize][lane / 64] |= 1 << (lane % 64);
                             self.touched.push(node);
                         }
+                        if lines && steps[lane] < MAX_LINE {
+                            self.trace[lane * MAX_LINE + steps[lane]] = m;
+                        }
                         if let Some(p) = current.get_mut(lane) {
                             if p.moves.len() <= steps[lane] {
                                 p.moves.push(vec![0; roles]);
                                 p.legal_counts.push(vec![0; roles]);
                             }
                             p.moves[steps[lane]][role] = m;
-                            p.legal_counts[steps[lane]][role] = count[lane];
+                            p.legal_counts[steps[lane]][role] = count_legal[lane];
                         }
                     }
                     pick[lane] = pick[lane].wrapping_sub(1);
                 }
             }
             Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.moved);
-            // The next states; lanes that are done start again while playouts are wanted.
-            let mut restart = ZERO;
-            for_lanes(&done, |lane| {
-                if started < limit {
-                    started += 1;
-                    restart[lane / 64] |= 1 << (lane % 64);
-                }
-            });
+            // The next states; lanes that are done start again while playouts are wanted,
+            // each from the start of its next playout.
             for f in 0..self.next.len() {
                 self.next_vals[f] = and(&self.get(self.next[f]), &moving);
             }
             for f in 0..self.base.len() {
-                let restarted = if start_has(f) { restart } else { ZERO };
-                self.vals[self.base[f] as usize] =
-                    std::array::from_fn(|w| self.next_vals[f][w] | restarted[w]);
+                self.vals[self.base[f] as usize] = self.next_vals[f];
             }
+            let mut restart = ZERO;
+            for_lanes(&done, |lane| {
+                if started < limit {
+                    restart[lane / 64] |= 1 << (lane % 64);
+                    origin[lane] = (started % count as u64) as u32;
+                    started += 1;
+                    self.start_lane(starts(origin[lane] as usize), lane);
+                    if let Some(p) = current.get_mut(lane) {
+                        p.start = origin[lane] as usize;
+                    }
+                }
+            });
             for &node in &self.touched {
                 self.vals[node as usize] = ZERO;
             }
@@ -557,7 +601,25 @@ impl Lanes {
             tally.steps += popcount(&moving);
             active = std::array::from_fn(|w| moving[w] | restart[w]);
         }
+        if let Some((out, _)) = per_start {
+            out.steps += tally.steps;
+        }
         Ok(tally)
+    }
+
+    /// Sets the fluents of `state` in `lane` (whose bits are clear).
+    fn start_lane(&mut self, state: &[u64], lane: usize) {
+        let bit = 1u64 << (lane % 64);
+        for (w, &word) in state.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let f = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let Some(&node) = self.base.get(f) {
+                    self.vals[node as usize][lane / 64] |= bit;
+                }
+            }
+        }
     }
 
     /// Adds the goals of the lanes in `terminal` to the tally (and to `lane_goals`, when
@@ -567,6 +629,7 @@ impl Lanes {
         terminal: &V,
         tally: &mut Batch,
         lane_goals: &mut [[u8; LANES]],
+        mut per_start: Option<(&mut Rollouts, &[u32; LANES])>,
     ) -> Result<(), LaneError> {
         let holds = |r: Ref, lane: usize| self.get(r)[lane / 64] >> (lane % 64) & 1 == 1;
         for (role, goals) in self.goals.iter().enumerate() {
@@ -611,6 +674,12 @@ impl Lanes {
                 tally.goal_sums[role] += lanes * u64::from(number);
                 if let Some(g) = lane_goals.get_mut(role) {
                     for_lanes(&v, |lane| g[lane] = number);
+                }
+                if let Some((out, origin)) = per_start.as_mut() {
+                    let roles = self.goals.len();
+                    for_lanes(&v, |lane| {
+                        out.goal_sums[origin[lane] as usize * roles + role] += u64::from(number);
+                    });
                 }
             }
         }

@@ -40,7 +40,9 @@ pub use self::lanes::{LANES, LanePlayout};
 use self::lanes::{LaneError, LaneErrorKind, Lanes};
 use self::net::Ref;
 use self::run::Runtime;
-use crate::machine::{Batch, Fault, Playout, ReasonError, Result, RoleIndex, StateMachine, Until};
+use crate::machine::{
+    Batch, Fault, Playout, ReasonError, Result, RoleIndex, Rollouts, StateMachine, Until,
+};
 use crate::terms::{TermId, TermStore};
 
 /// Random playouts run when a machine is built to choose its guards (see [`run`]): at most
@@ -152,6 +154,8 @@ struct Goal {
     holds: Ref,
 }
 
+/// (Cloned, a machine is independent of the original; its states and terms are the same.)
+#[derive(Clone)]
 pub struct FastMachine {
     rt: Runtime,
     store: TermStore,
@@ -633,10 +637,51 @@ impl StateMachine for FastMachine {
         max_steps: usize,
         rng: &mut impl Rng,
     ) -> Result<Batch> {
+        self.check_state(state)?;
         if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
             return crate::machine::sequential_playouts(self, state, until, max_steps, rng);
         }
-        self.run_lanes(state, until, max_steps, rng, None, &mut None)
+        let (limit, deadline) = match until {
+            Until::Playouts(n) => (n, None),
+            Until::Deadline(t) => (u64::MAX, Some(t)),
+        };
+        self.run_lanes(
+            |_| state,
+            1,
+            limit,
+            deadline,
+            max_steps,
+            rng,
+            None,
+            &mut None,
+            None,
+        )
+    }
+
+    /// [`LANES`] playouts at a time, bit-parallel, each lane from its own start, where the
+    /// game allows; one at a time otherwise.
+    fn playouts_from(
+        &mut self,
+        starts: &[FastState],
+        per_start: u32,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        rng: &mut impl Rng,
+        out: &mut Rollouts,
+    ) -> Result<()> {
+        self.playouts_from_fn(
+            starts.len(),
+            |i| &starts[i],
+            per_start,
+            max_steps,
+            deadline,
+            rng,
+            out,
+        )
+    }
+
+    fn parallel_playouts(&self) -> usize {
+        if self.lanes.is_some() { LANES } else { 1 }
     }
 }
 
@@ -672,15 +717,19 @@ impl FastMachine {
         if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
             return Ok(None);
         }
+        self.check_state(state)?;
         let mut playouts = Vec::new();
         let mut failed = None;
         let result = self.run_lanes(
-            state,
-            Until::Playouts(count),
+            |_| state,
+            1,
+            count,
+            None,
             max_steps,
             rng,
             Some(&mut playouts),
             &mut failed,
+            None,
         );
         let (batch, failed) = match result {
             Ok(batch) => (Some(batch), None),
@@ -693,24 +742,122 @@ impl FastMachine {
         }))
     }
 
+    /// [`StateMachine::playouts_from`] with the starts given by `start` (so that a caller
+    /// holding the states in another form need not gather them).
+    #[allow(clippy::too_many_arguments)]
+    pub fn playouts_from_fn<'s>(
+        &mut self,
+        count: usize,
+        start: impl Fn(usize) -> &'s FastState,
+        per_start: u32,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        rng: &mut impl Rng,
+        out: &mut Rollouts,
+    ) -> Result<()> {
+        for i in 0..count {
+            self.check_state(start(i))?;
+        }
+        if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
+            return crate::machine::sequential_playouts_from(
+                self, count, start, per_start, max_steps, deadline, rng, out,
+            );
+        }
+        out.reset(count, self.roles.len());
+        let limit = count as u64 * u64::from(per_start);
+        self.run_lanes(
+            start,
+            count,
+            limit,
+            deadline,
+            max_steps,
+            rng,
+            None,
+            &mut None,
+            Some(out),
+        )
+        .map(drop)
+    }
+
+    /// `per_start` bit-parallel playouts from each of `starts`, each recorded (its start,
+    /// joint moves, legal move counts, goals), and the results start by start, as
+    /// [`StateMachine::playouts_from`] gives them (`None` when it failed): for tests that
+    /// check them against one-at-a-time play. `None` when the game has no lanes.
+    pub fn lane_playouts_from(
+        &mut self,
+        starts: &[FastState],
+        per_start: u32,
+        max_steps: usize,
+        keep_best: bool,
+        rng: &mut impl Rng,
+    ) -> Result<Option<(LaneRecord, Option<Rollouts>)>> {
+        for s in starts {
+            self.check_state(s)?;
+        }
+        if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
+            return Ok(None);
+        }
+        let mut out = Rollouts::default();
+        out.keep_best = keep_best;
+        out.reset(starts.len(), self.roles.len());
+        let mut playouts = Vec::new();
+        let mut failed = None;
+        let result = self.run_lanes(
+            |i| &starts[i],
+            starts.len(),
+            starts.len() as u64 * u64::from(per_start),
+            None,
+            max_steps,
+            rng,
+            Some(&mut playouts),
+            &mut failed,
+            Some(&mut out),
+        );
+        let (batch, failed, out) = match result {
+            Ok(batch) => (Some(batch), None, Some(out)),
+            Err(e) => (None, Some((failed.unwrap_or_default(), e)), None),
+        };
+        Ok(Some((
+            LaneRecord {
+                playouts,
+                batch,
+                failed,
+            },
+            out,
+        )))
+    }
+
     /// The move numbered `m` (as in [`LanePlayout::moves`]).
     pub fn move_term(&self, m: u32) -> TermId {
         self.move_term[m as usize]
     }
 
-    fn run_lanes(
+    #[allow(clippy::too_many_arguments)]
+    fn run_lanes<'s>(
         &mut self,
-        state: &FastState,
-        until: Until,
+        start: impl Fn(usize) -> &'s FastState,
+        count: usize,
+        limit: u64,
+        deadline: Option<Instant>,
         max_steps: usize,
         rng: &mut impl Rng,
         record: Option<&mut Vec<LanePlayout>>,
         failed: &mut Option<LanePlayout>,
+        per_start: Option<&mut Rollouts>,
     ) -> Result<Batch> {
-        self.check_state(state)?;
         let lanes = self.lanes.as_mut().expect("lanes");
         lanes
-            .run(&state.0, until, max_steps, rng, record, failed)
+            .run(
+                |i| &start(i).0[..],
+                count,
+                limit,
+                deadline,
+                max_steps,
+                rng,
+                record,
+                failed,
+                per_start.map(|out| (out, &self.move_term[..])),
+            )
             .map_err(|LaneError { role, kind, .. }| {
                 let name = self.store.spelled(&self.symbols, self.roles[role]);
                 let value;
@@ -897,6 +1044,170 @@ mod tests {
         );
     }
 
+    /// Tic-tac-toe after these moves, in turn (x first).
+    fn tictactoe_after(m: &mut FastMachine, cells: &[&str]) -> FastState {
+        let mut s = m.initial_state().unwrap();
+        let noop = m.intern("wait").unwrap();
+        for cell in cells {
+            let role = usize::from(m.legal_moves(&s, 0).unwrap().len() == 1);
+            let mv = m.intern(cell).unwrap();
+            let joint = if role == 0 { [mv, noop] } else { [noop, mv] };
+            s = m.next_state(&s, &joint).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn playouts_from_many_starts_tally_each_start() {
+        let mut m = FastMachine::from_text(TICTACTOE).unwrap();
+        assert_eq!(m.parallel_playouts(), LANES);
+        let s0 = m.initial_state().unwrap();
+        // One square left: o plays it and x has won on the diagonal, or it is a draw.
+        let last = tictactoe_after(
+            &mut m,
+            &[
+                "(play 1 1)",
+                "(play 1 2)",
+                "(play 1 3)",
+                "(play 2 2)",
+                "(play 2 1)",
+                "(play 2 3)",
+                "(play 3 2)",
+                "(play 3 1)",
+            ],
+        );
+        // x has three in a row: terminal.
+        let won = tictactoe_after(
+            &mut m,
+            &[
+                "(play 1 1)",
+                "(play 2 1)",
+                "(play 1 2)",
+                "(play 2 2)",
+                "(play 1 3)",
+            ],
+        );
+        assert!(m.is_terminal(&won).unwrap());
+        let won_goals: Vec<u64> = m.goals(&won).unwrap().iter().map(|&g| g.into()).collect();
+        let mut end = last.clone();
+        let legal = m.all_legal_moves(&last).unwrap();
+        end = m.next_state(&end, &[legal[0][0], legal[1][0]]).unwrap();
+        let last_goals: Vec<u64> = m.goals(&end).unwrap().iter().map(|&g| g.into()).collect();
+        let starts = [s0.clone(), last.clone(), won.clone(), s0.clone()];
+        let mut rng = SmallRng::seed_from_u64(9);
+        let mut out = Rollouts::default();
+        // 4 × 300 playouts: more than the lanes, so lanes start again from other starts.
+        let per = 300u32;
+        m.playouts_from(&starts, per, 100, None, &mut rng, &mut out)
+            .unwrap();
+        assert_eq!(out.starts(), 4);
+        assert_eq!(out.finished, [per; 4]);
+        assert_eq!(out.cut, [0; 4]);
+        for (i, goals) in [(1, &last_goals), (2, &won_goals)] {
+            let expected: Vec<u64> = goals.iter().map(|&g| g * u64::from(per)).collect();
+            assert_eq!(out.goal_sums_of(i), expected, "start {i}");
+        }
+        for i in [0, 3] {
+            assert_eq!(
+                out.goal_sums_of(i).iter().sum::<u64>(),
+                100 * u64::from(per),
+                "start {i}"
+            );
+        }
+        // 5 to 9 moves from the first state, one from `last`, none from `won`.
+        let per64 = u64::from(per);
+        assert!((2 * 5 * per64 + per64..=2 * 9 * per64 + per64).contains(&out.steps));
+        // The same as one at a time, where the results are certain.
+        let mut one = Rollouts::default();
+        crate::machine::sequential_playouts_from(
+            &mut m,
+            starts.len(),
+            |i| &starts[i],
+            per,
+            100,
+            None,
+            &mut rng,
+            &mut one,
+        )
+        .unwrap();
+        assert_eq!(one.finished, out.finished);
+        assert_eq!(one.goal_sums_of(1), out.goal_sums_of(1));
+        assert_eq!(one.goal_sums_of(2), out.goal_sums_of(2));
+        // Cut at two moves: only the terminal start finishes, and `last` in one.
+        m.playouts_from(&starts, 10, 2, None, &mut rng, &mut out)
+            .unwrap();
+        assert_eq!(out.finished, [0, 10, 10, 0]);
+        assert_eq!(out.cut, [10, 0, 0, 10]);
+        // A deadline already passed: nothing runs.
+        let past = Instant::now();
+        m.playouts_from(&starts, 10, 100, Some(past), &mut rng, &mut out)
+            .unwrap();
+        assert_eq!(
+            (&out.finished[..], &out.cut[..], out.steps),
+            (&[0; 4][..], &[0; 4][..], 0)
+        );
+        // No starts, no playouts.
+        m.playouts_from(&[], 10, 100, None, &mut rng, &mut out)
+            .unwrap();
+        assert_eq!(out.starts(), 0);
+    }
+
+    /// A one-role puzzle: three moves, each `a` or `b`; 100 for `a b a`, 50 for `b` first.
+    const PUZZLE: &str = "(role r) (init (at 0)) (succ 0 1) (succ 1 2) (succ 2 3)
+        (<= (legal r (go a)) (true (at ?n)) (succ ?n ?m))
+        (<= (legal r (go b)) (true (at ?n)) (succ ?n ?m))
+        (<= (next (at ?m)) (true (at ?n)) (succ ?n ?m))
+        (<= (next (did ?n ?x)) (does r (go ?x)) (true (at ?n)))
+        (<= (next (did ?n ?x)) (true (did ?n ?x)))
+        (<= terminal (true (at 3)))
+        (<= (goal r 100) (true (did 0 a)) (true (did 1 b)) (true (did 2 a)))
+        (<= (goal r 50) (true (did 0 b)))
+        (<= (goal r 0) (true (did 0 a)) (not (true (did 1 b))))
+        (<= (goal r 0) (true (did 0 a)) (not (true (did 2 a))))";
+
+    #[test]
+    fn playouts_from_keep_each_starts_best_line_in_a_puzzle() {
+        let mut m = FastMachine::from_text(PUZZLE).unwrap();
+        let s0 = m.initial_state().unwrap();
+        let b = m.intern("(go b)").unwrap();
+        let after_b = m.next_state(&s0, &[b]).unwrap();
+        let starts = [s0.clone(), after_b];
+        let mut rng = SmallRng::seed_from_u64(4);
+        for lanes in [true, false] {
+            let mut out = Rollouts::default();
+            out.keep_best = true;
+            if lanes {
+                m.playouts_from(&starts, 200, 10, None, &mut rng, &mut out)
+                    .unwrap();
+            } else {
+                crate::machine::sequential_playouts_from(
+                    &mut m,
+                    2,
+                    |i| &starts[i],
+                    200,
+                    10,
+                    None,
+                    &mut rng,
+                    &mut out,
+                )
+                .unwrap();
+            }
+            // One playout in eight finds `a b a` (200 tries); every one from `b` gets 50.
+            assert_eq!(out.best_goal, [Some(100), Some(50)], "lanes: {lanes}");
+            let text: Vec<String> = out.best_line[0]
+                .iter()
+                .map(|&t| m.terms().text(m.symbols(), t))
+                .collect();
+            assert_eq!(text, ["(go a)", "(go b)", "(go a)"], "lanes: {lanes}");
+            assert_eq!(out.best_line[1].len(), 2);
+            // Not asked, not kept.
+            out.keep_best = false;
+            m.playouts_from(&starts, 200, 10, None, &mut rng, &mut out)
+                .unwrap();
+            assert_eq!(out.best_goal, [None, None]);
+        }
+    }
+
     /// The moves each of `count` lane playouts of a one-move game made, by move number.
     fn first_moves(m: &mut FastMachine, count: u64, rng: &mut SmallRng) -> Vec<u64> {
         let s0 = m.initial_state().unwrap();
@@ -998,6 +1309,12 @@ mod tests {
             small.playouts(&s, Until::Playouts(10), 10, &mut rng),
             Err(ReasonError::BadRequest(_))
         ));
+        let s0 = small.initial_state().unwrap();
+        let mut out = Rollouts::default();
+        assert!(matches!(
+            small.playouts_from(&[s0, s], 1, 10, None, &mut rng, &mut out),
+            Err(ReasonError::BadRequest(_))
+        ));
     }
 
     #[test]
@@ -1071,6 +1388,35 @@ mod tests {
              (<= terminal (true (t 3))) (<= (goal ?r 50) (role ?r))",
             5,
         );
+    }
+
+    #[test]
+    fn playouts_from_many_starts_run_one_at_a_time_where_legal_depends_on_does() {
+        let mut m = FastMachine::from_text(
+            "(role a) (role b) (init (t 0)) (succ 0 1) (succ 1 2) (succ 2 3)
+             (<= (legal a x) (true (t ?n))) (<= (legal a y) (true (t ?n)))
+             (<= (legal b z) (true (t ?n)) (not (does a y)))
+             (<= (legal b w) (true (t ?n)))
+             (<= (next (t ?m)) (true (t ?n)) (succ ?n ?m))
+             (<= terminal (true (t 3)))
+             (<= (goal a 100) (true (t 3))) (<= (goal b 0) (true (t 3)))
+             (<= (goal ?r 50) (role ?r) (not (true (t 3))))",
+        )
+        .unwrap();
+        assert!(!m.has_lanes());
+        assert_eq!(m.parallel_playouts(), 1);
+        let s0 = m.initial_state().unwrap();
+        let x = m.intern("x").unwrap();
+        let w = m.intern("w").unwrap();
+        let s1 = m.next_state(&s0, &[x, w]).unwrap();
+        let mut out = Rollouts::default();
+        let mut rng = SmallRng::seed_from_u64(3);
+        m.playouts_from(&[s0, s1], 7, 10, None, &mut rng, &mut out)
+            .unwrap();
+        assert_eq!(out.finished, [7, 7]);
+        assert_eq!(out.goal_sums, [700, 0, 700, 0]);
+        // Three moves from the first state, two from the second.
+        assert_eq!(out.steps, 7 * 3 + 7 * 2);
     }
 
     /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and

@@ -73,7 +73,7 @@ fn match_id(text: &str) -> Result<String, String> {
 
 /// The default match id's game part: the file name with anything a match id cannot hold
 /// replaced by `_`.
-fn id_part(stem: &str) -> String {
+pub(crate) fn id_part(stem: &str) -> String {
     let part: String = stem
         .chars()
         .map(|c| {

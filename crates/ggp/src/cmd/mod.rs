@@ -1,3 +1,4 @@
+pub mod arena;
 pub mod bench;
 pub mod check;
 pub mod completions;
