@@ -19,7 +19,6 @@ pub use mcts::{MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;
 pub use server::{PlayerConfig, serve};
 pub use strategy::{
-    Game, LegalStrategy, MAX_STATES, Machine, MoveReport, NeedsState, PlayerStats,
-    RandomStrategy, SampleStrategy, State, Strategy,
-    StrategyFactory, StrategyKind, load,
+    Game, LegalStrategy, MAX_STATES, Machine, MoveReport, NeedsState, PlayerStats, RandomStrategy,
+    SampleStrategy, State, Strategy, StrategyFactory, StrategyKind, load,
 };

@@ -803,7 +803,11 @@ mod tests {
             let soon = || Instant::now() + Duration::from_millis(200);
             strategy.start(&mut game, soon());
             let choose = strategy.select(&mut game, soon()).unwrap();
-            assert!(game.legal_moves().unwrap().contains(&choose), "{}", kind.name());
+            assert!(
+                game.legal_moves().unwrap().contains(&choose),
+                "{}",
+                kind.name()
+            );
             let door = game.text(choose);
             assert!(door.starts_with("(choose "), "{door}");
             game.last_move = Some(choose);

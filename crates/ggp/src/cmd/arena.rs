@@ -21,7 +21,7 @@ use crate::{INPUT_ERRORS, INTERRUPTED, OUTPUT_CLOSED, SUCCESS, USAGE_OR_IO, inpu
 pub struct Args {
     /// The game description (prefix KIF).
     game: PathBuf,
-    /// A player: `random`, `legal`, `montecarlo`, `mcts` (built in, run in this process under
+    /// A player: `random`, `legal`, `montecarlo`, `mcts`, `sample` (built in, run in this process under
     /// the same clocks), or the URL of an HTTP player. As many as the game has roles.
     #[arg(long = "player", required = true, value_name = "SPEC")]
     players: Vec<String>,

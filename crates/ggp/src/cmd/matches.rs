@@ -20,10 +20,11 @@ use crate::{INPUT_ERRORS, INTERRUPTED, OUTPUT_CLOSED, SUCCESS, USAGE_OR_IO, inpu
 pub struct Args {
     /// The game description (prefix KIF).
     game: PathBuf,
-    /// A player for each role, in the order of the game's roles: `random`, `legal`, or the URL
-    /// of an HTTP player (`http://127.0.0.1:9147`); `gdl2:URL` for a player that speaks GDL-II
-    /// (told its percepts as the GameController does), `gdl2-turn:URL` for one told the turn,
-    /// its own move and its percepts. In a GDL-II game the `random` role gets no player: the
+    /// A player for each role, in the order of the game's roles: a built-in one (`random`,
+    /// `legal`, `montecarlo`, `mcts`, `sample`), or the URL of an HTTP player
+    /// (`http://127.0.0.1:9147`); `gdl2:URL` for a player that speaks GDL-II (told its percepts
+    /// as the GameController does), `gdl2-turn:URL` for one told the turn, its own move and its
+    /// percepts. In a GDL-II game the `random` role gets no player: the
     /// manager plays it, and a plain URL is told its percepts as `gdl2:` is.
     #[arg(long = "player", required = true, value_name = "SPEC")]
     players: Vec<String>,
