@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use common::{ggp, post, scripted_player, spawn_player, text};
+use common::{ggp, post, scripted_player, spawn_player, temp_file, text};
 
 /// The games, with why each is here.
 const GAMES: &[(&str, &str)] = &[
@@ -339,4 +339,124 @@ fn the_strict_reader_is_strict() {
     assert!(strict_read("(a))").is_err());
     assert!(strict_read("(caf\u{e9})").is_err());
     assert_ne!(one("(Mark x)"), one("(mark x)"));
+}
+
+/// A GDL-II game written for this test: the names in mixed case (a role, moves, percepts and
+/// fluents), `random` played by the manager, and comments with brackets in them (`(like this)`).
+const DOORS: &str = "; Two doors (a car behind one); the host hides it, the Contestant guesses.
+(role Contestant)
+(role random)
+(Door Left) (Door Right)
+(init (Phase Hide))
+(<= (legal random (HideCar ?d)) (true (Phase Hide)) (Door ?d))
+(<= (legal Contestant (PickDoor ?d)) (true (Phase Hide)) (Door ?d))
+(<= (legal random Wait) (true (Phase Guess)))
+(<= (legal Contestant (Guess ?d)) (true (Phase Guess)) (Door ?d))
+(<= (next (Car ?d)) (does random (HideCar ?d)))
+(<= (next (Car ?d)) (true (Car ?d)))
+(<= (next (Phase Guess)) (true (Phase Hide)))
+(<= (next (Phase Over)) (true (Phase Guess)))
+(<= (next Won) (does Contestant (Guess ?d)) (true (Car ?d)))
+; What the Contestant sees (its own pick, and a Hint: not where the car is).
+(<= (sees Contestant (Picked ?d)) (does Contestant (PickDoor ?d)))
+(<= (sees Contestant (Hint ?d)) (does random (HideCar ?e)) (Door ?d) (distinct ?d ?e))
+(<= terminal (true (Phase Over)))
+(<= (goal Contestant 100) (true Won))
+(<= (goal Contestant 0) (not (true Won)))
+(goal random 0)
+";
+
+#[test]
+fn what_a_gdl2_player_is_sent_is_clean_and_spelled_as_the_rules() {
+    let path = temp_file("interop-doors.kif", DOORS);
+    let sentences = written_sentences(DOORS);
+    let mut symbols = HashSet::new();
+    sentences.iter().for_each(|s| atoms(s, &mut symbols));
+    for form in ["gdl2:", "gdl2-turn:"] {
+        // The Contestant's player records what it is sent, answers READY, then moves as the
+        // rules spell them (`(PickDoor Left)`, then `(Guess Right)`).
+        let received = Arc::new(Mutex::new(Vec::<String>::new()));
+        let log = received.clone();
+        let (url, _) = scripted_player(move |body| {
+            let mut log = log.lock().unwrap();
+            log.push(body.to_string());
+            Some(
+                match log.len() {
+                    1 => "ready",
+                    2 => "(PickDoor Left)",
+                    _ => "(Guess Right)",
+                }
+                .to_string(),
+            )
+        });
+        let player = format!("{form}{url}");
+        let out = ggp(&[
+            "match",
+            path.to_str().unwrap(),
+            "--no-db",
+            "--startclock",
+            "5",
+            "--playclock",
+            "2",
+            "--id",
+            "interop.2",
+            "--player",
+            &player,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{form}: {}", text(&out.stderr));
+        let received = received.lock().unwrap().clone();
+        let forms: Vec<Vec<Sexp>> = received
+            .iter()
+            .filter(|m| !m.starts_with("(INFO") && !m.starts_with("(info"))
+            .map(|m| match one(m) {
+                Sexp::List(items) => items,
+                atom => panic!("{form}: not a list: {atom:?}"),
+            })
+            .collect();
+        let [start, plays @ ..] = forms.as_slice() else {
+            panic!("{form}: {received:?}")
+        };
+        let [_, Sexp::Atom(id), Sexp::Atom(role), Sexp::List(rules), ..] = start.as_slice() else {
+            panic!("{form}: {}", received[0])
+        };
+        assert_eq!(
+            (id.as_str(), role.as_str()),
+            ("interop.2", "Contestant"),
+            "{form}"
+        );
+        assert_eq!(
+            rules, &sentences,
+            "{form}: the rules sent, without comments"
+        );
+        // PLAY, PLAY, STOP: the first with nothing seen, then each with the percepts (and in the
+        // turn form the turn and the player's own move), every symbol spelled as in the rules.
+        let commands: Vec<&str> = plays
+            .iter()
+            .map(|items| match &items[0] {
+                Sexp::Atom(c) => c.as_str(),
+                other => panic!("{form}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(commands, ["PLAY", "PLAY", "STOP"], "{form}: {received:?}");
+        let seen: Vec<&Sexp> = plays.iter().map(|items| items.last().unwrap()).collect();
+        assert_eq!(seen[0], &Sexp::Atom("NIL".into()), "{form}: {received:?}");
+        let mut used = HashSet::new();
+        for items in plays {
+            items[2..].iter().for_each(|s| atoms(s, &mut used));
+        }
+        used.remove("NIL");
+        used.retain(|a| a.parse::<u64>().is_err());
+        for symbol in &used {
+            assert!(
+                symbols.contains(symbol),
+                "{form}: `{symbol}` is not spelled as in the rules: {received:?}"
+            );
+        }
+        for percept in ["Picked", "Hint", "Left"] {
+            assert!(
+                used.contains(percept),
+                "{form}: {percept} not seen: {received:?}"
+            );
+        }
+    }
 }
