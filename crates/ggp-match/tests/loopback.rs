@@ -834,11 +834,14 @@ async fn the_random_role_is_no_seat() {
 }
 
 /// GDL-II players that keep the states they may be in (`ggp_play::Game::perceive`), built in
-/// and behind HTTP, on Monty Hall and Kriegspiel tic-tac-toe (from `../shared`): every move
-/// they send is legal, though they cannot see the state.
+/// and behind HTTP, on Monty Hall, blind breakthrough, and Kriegspiel tic-tac-toe and Mastermind
+/// (from `../shared`): every move they send is legal, though they cannot see the state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn gdl2_players_never_send_an_illegal_move() {
-    let mut games = vec![("montyhall.kif".to_string(), MONTY.to_string(), 1)];
+    let mut games = vec![
+        ("montyhall.kif".to_string(), MONTY.to_string(), 1),
+        ("blindbreakthrough.kif".to_string(), BLIND.to_string(), 2),
+    ];
     if let Some(shared) = ggp_testdata::shared_or_skip("gdl2_players_never_send_an_illegal_move") {
         let dir = shared.join("corpus/gdl2/uwa-hyperplayer");
         for game in ["kriegTTT_4x4", "montyhall", "mastermind2x3"] {
