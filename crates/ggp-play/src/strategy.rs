@@ -832,6 +832,20 @@ mod tests {
         }
     }
 
+    /// Where the car is in each state the player holds possible.
+    fn cars_of(game: &Game) -> Vec<String> {
+        let possible = game.possible.as_ref().unwrap();
+        possible
+            .iter()
+            .map(|s| {
+                fluents(game, s)
+                    .into_iter()
+                    .find(|f| f.starts_with("(car"))
+                    .unwrap()
+            })
+            .collect()
+    }
+
     #[test]
     fn a_gdl2_player_keeps_exactly_the_states_its_percepts_allow() {
         let mut game = Game::new(load(MONTY).unwrap(), 0).unwrap();
@@ -840,34 +854,12 @@ mod tests {
         game.last_move = Some(choose);
         game.perceive(None, &["(picked 1)".into()]).unwrap();
         // The car may be behind any door.
-        let cars: Vec<String> = game
-            .possible
-            .clone()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                fluents(&game, s)
-                    .into_iter()
-                    .find(|f| f.starts_with("(car"))
-                    .unwrap()
-            })
-            .collect();
+        let cars = cars_of(&game);
         assert_eq!(cars.len(), 3, "{cars:?}");
         game.last_move = Some(game.machine.intern("wait").unwrap());
         game.perceive(None, &["(opened 3)".into()]).unwrap();
         // Door 3 was opened: the car is behind 1 or 2.
-        let mut cars: Vec<String> = game
-            .possible
-            .clone()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                fluents(&game, s)
-                    .into_iter()
-                    .find(|f| f.starts_with("(car"))
-                    .unwrap()
-            })
-            .collect();
+        let mut cars = cars_of(&game);
         cars.sort();
         assert_eq!(cars, ["(car 1)", "(car 2)"]);
         let mut moves: Vec<String> = game
