@@ -45,8 +45,8 @@ pub struct Args {
     #[arg(long)]
     sequential: bool,
     /// GDL-II: at every step of every playout, compute each role's percepts (its `sees`) of the
-    /// joint move, as a game manager does; one playout at a time. Refused for a game without
-    /// `sees` rules.
+    /// joint move, as a game manager does; one playout at a time, the goals at the end not
+    /// evaluated. Refused for a game without `sees` rules.
     #[arg(long)]
     percepts: bool,
 }
