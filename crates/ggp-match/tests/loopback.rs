@@ -834,7 +834,7 @@ async fn the_random_role_is_no_seat() {
 }
 
 /// GDL-II players that keep the states they may be in (`ggp_play::Game::perceive`), built in
-/// and behind HTTP, on Monty Hall, blind breakthrough, and Kriegspiel tic-tac-toe and Mastermind
+/// and behind HTTP (random, legal, and MCTS's HyperPlay), on Monty Hall, blind breakthrough, and Kriegspiel tic-tac-toe and Mastermind
 /// (from `../shared`): every move they send is legal, though they cannot see the state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn gdl2_players_never_send_an_illegal_move() {
@@ -853,15 +853,28 @@ async fn gdl2_players_never_send_an_illegal_move() {
     for (name, rules, seats) in games {
         for seed in 0..8u64 {
             let mut players = Vec::new();
+            // MCTS (HyperPlay here) with a small simulation budget, so the test is quick.
+            let mcts = StrategyKind::Mcts(ggp_play::MctsConfig {
+                simulations: Some(400),
+                ..Default::default()
+            });
             for k in 0..seats {
+                let searching = (seed / 2 + k as u64).is_multiple_of(2);
                 players.push(if (seed + k as u64).is_multiple_of(2) {
-                    PlayerSpec::Builtin(if k == 0 {
-                        StrategyKind::Random
-                    } else {
-                        StrategyKind::Legal
+                    PlayerSpec::Builtin(match (k, searching) {
+                        (0, false) => StrategyKind::Random,
+                        (_, true) => mcts,
+                        _ => StrategyKind::Legal,
                     })
                 } else {
-                    PlayerSpec::Url(real_player(StrategyKind::Random).await)
+                    PlayerSpec::Url(
+                        real_player(if searching {
+                            mcts
+                        } else {
+                            StrategyKind::Random
+                        })
+                        .await,
+                    )
                 });
             }
             let mut cfg = config(&format!("ii.{seed}"), &rules);

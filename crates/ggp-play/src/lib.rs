@@ -7,7 +7,8 @@
 //! with rollouts in batches, see [`mcts`]) and [`SampleStrategy`] (flat Monte Carlo over the
 //! states the player may be in). In a GDL-II game a [`Game`] keeps the states consistent with
 //! the player's moves and percepts; the strategies that need the state play it through
-//! [`SampleStrategy`] ([`NeedsState`]). A user's player implements [`Strategy`] and hands a
+//! a strategy that does not ([`NeedsState`]): flat Monte Carlo through [`SampleStrategy`], MCTS
+//! through [`HyperPlayStrategy`] (a tree search in each of a sample of the possible states). A user's player implements [`Strategy`] and hands a
 //! [`StrategyFactory`] to [`serve`].
 
 pub mod mcts;
@@ -15,7 +16,7 @@ mod montecarlo;
 mod server;
 mod strategy;
 
-pub use mcts::{MctsConfig, MctsStrategy};
+pub use mcts::{HyperPlayStrategy, MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;
 pub use server::{PlayerConfig, serve};
 pub use strategy::{

@@ -7,7 +7,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
-use crate::mcts::{MctsConfig, MctsStrategy};
+use crate::mcts::{HyperPlayStrategy, MctsConfig, MctsStrategy};
 use crate::montecarlo::MonteCarloStrategy;
 
 /// The reasoner the players and the Game Manager play with: the fast engine, or the reference
@@ -667,31 +667,47 @@ impl Strategy for SampleStrategy {
 }
 
 /// A strategy that needs the true state (flat Monte Carlo, MCTS) plays a GDL-II game, where
-/// the player only knows the states it may be in, through [`SampleStrategy`] over those states:
-/// searching one of them as if it were the state would choose moves that may be illegal.
+/// the player only knows the states it may be in, through another that reasons over those
+/// states (`hidden`: [`SampleStrategy`], [`crate::HyperPlayStrategy`]): searching one of them
+/// as if it were the state would choose moves that may be illegal.
 pub struct NeedsState {
     full: Box<dyn Strategy>,
-    hidden: SampleStrategy,
+    hidden: Box<dyn Strategy>,
+    /// Whether the game is GDL-II (`hidden` plays it), known once the match starts.
+    gdl2: bool,
 }
 
 impl NeedsState {
-    pub fn new(full: Box<dyn Strategy>, seed: u64) -> NeedsState {
+    pub fn new(full: Box<dyn Strategy>, hidden: Box<dyn Strategy>) -> NeedsState {
         NeedsState {
             full,
-            hidden: SampleStrategy::new(seed),
+            hidden,
+            gdl2: false,
+        }
+    }
+
+    fn playing(&self) -> &dyn Strategy {
+        if self.gdl2 {
+            self.hidden.as_ref()
+        } else {
+            self.full.as_ref()
         }
     }
 }
 
 impl Strategy for NeedsState {
     fn start(&mut self, game: &mut Game, deadline: Instant) {
-        if game.possible.is_none() {
+        self.gdl2 = game.possible.is_some();
+        if self.gdl2 {
+            self.hidden.start(game, deadline);
+        } else {
             self.full.start(game, deadline);
         }
     }
 
     fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
-        if game.possible.is_some() {
+        self.gdl2 = game.possible.is_some();
+        if self.gdl2 {
             self.hidden.select(game, deadline)
         } else {
             self.full.select(game, deadline)
@@ -699,17 +715,19 @@ impl Strategy for NeedsState {
     }
 
     fn stop(&mut self, game: &mut Game) {
-        if game.possible.is_none() {
+        if self.gdl2 {
+            self.hidden.stop(game);
+        } else {
             self.full.stop(game);
         }
     }
 
     fn report(&self) -> Option<MoveReport> {
-        self.full.report()
+        self.playing().report()
     }
 
     fn stats(&self) -> Option<PlayerStats> {
-        self.full.stats()
+        self.playing().stats()
     }
 }
 
@@ -768,14 +786,14 @@ impl StrategyKind {
                 let seed = seed();
                 Box::new(NeedsState::new(
                     Box::new(MonteCarloStrategy::new(seed)),
-                    seed,
+                    Box::new(SampleStrategy::new(seed)),
                 )) as Box<dyn Strategy>
             }),
             StrategyKind::Mcts(config) => std::sync::Arc::new(move || {
                 let seed = seed();
                 Box::new(NeedsState::new(
                     Box::new(MctsStrategy::new(config, seed)),
-                    seed,
+                    Box::new(HyperPlayStrategy::new(config, seed)),
                 )) as Box<dyn Strategy>
             }),
             StrategyKind::Sample => std::sync::Arc::new(move || {

@@ -32,11 +32,16 @@
 //!   10 ms, at most 200 ms), starts no expansion that might end past that (it allows the
 //!   slowest expansion seen so far), and stops rollouts that long before it too, whatever the
 //!   game's size.
+//! - **GDL-II** (a game the player cannot fully see): [`HyperPlayStrategy`] searches a tree in
+//!   each of a sample of the states the player may be in and plays the move best on average;
+//!   the `random` role moves uniformly at random in every tree (a chance node is never solved
+//!   as a maximum).
 //! - **Threads** (`threads` > 1) are root-parallel: each thread searches its own tree with its
 //!   own copy of the fast engine, and the roots' statistics are summed to choose. With the
 //!   reference engine, one thread. One thread with a simulation limit and fixed rollouts per
 //!   leaf is deterministic for a seed.
 
+mod hyperplay;
 mod search;
 mod tree;
 
@@ -44,6 +49,7 @@ use std::time::{Duration, Instant};
 
 use gdl_reason::{StateMachine, TermId};
 
+pub use self::hyperplay::{HYPERGAMES, HyperPlayStrategy};
 pub use self::search::MOVES_PER_NODE;
 use self::search::{Effort, Limits, RootMoves, Searcher};
 use crate::strategy::{Game, Machine, MoveReport, PlayerStats, State, Strategy};

@@ -84,6 +84,8 @@ pub(crate) struct Searcher {
     joint: Vec<TermId>,
     /// Each role's move at a node being descended (indices among the role's moves).
     choice: Vec<usize>,
+    /// The role that moves at random (GDL-II's `random`): its moves are drawn uniformly.
+    chance: Option<usize>,
     /// The slowest expansion seen, and the mean time of an expansion and of a rollout (in
     /// seconds), for timing and for tuning the rollouts per leaf.
     slowest_expansion: Duration,
@@ -114,6 +116,7 @@ impl Searcher {
             },
             joint: Vec::new(),
             choice: Vec::new(),
+            chance: None,
             slowest_expansion: Duration::ZERO,
             leaf_time: 0.0,
             rollout_time: 0.0,
@@ -121,6 +124,13 @@ impl Searcher {
             best: None,
             last_error: None,
         }
+    }
+
+    /// Makes `role` (GDL-II's `random`) a player of uniformly random moves: never a
+    /// maximiser in selection nor in the solver. Before the first search.
+    pub fn set_chance(&mut self, role: Option<usize>) {
+        self.chance = role;
+        self.tree.chance = role.map_or(NONE, |r| r as u32);
     }
 
     /// Makes the node of `state` the root: the root itself, a child or a grandchild of it (the
@@ -504,6 +514,9 @@ impl Searcher {
         let range = t.moves(node, role);
         if range.len() == 1 {
             return 0;
+        }
+        if self.chance == Some(role) {
+            return self.rng.random_range(0..range.len());
         }
         // Known outcomes count where this role alone chooses.
         let solo = t.nodes[node as usize].mover == role as u32;

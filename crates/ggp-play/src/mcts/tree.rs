@@ -63,7 +63,8 @@ pub(crate) struct Node {
     pub mover: u32,
 }
 
-/// Several roles have a choice (simultaneous moves).
+/// Several roles have a choice (simultaneous moves), or chance does (the `random` role of a
+/// GDL-II game, whose moves are not chosen to maximise anything: such a node is not solved).
 pub(crate) const MULTI: u32 = u32::MAX;
 
 pub(crate) struct Tree {
@@ -76,6 +77,8 @@ pub(crate) struct Tree {
     pub root: u32,
     /// The most moves (all roles') a node has had.
     pub largest: usize,
+    /// The role that moves at random (GDL-II's `random`), or `NONE`.
+    pub chance: u32,
 }
 
 impl Tree {
@@ -89,6 +92,7 @@ impl Tree {
             values: Vec::new(),
             root: NONE,
             largest: 0,
+            chance: NONE,
         }
     }
 
@@ -144,7 +148,7 @@ impl Tree {
                     product = product.saturating_mul(list.len());
                 }
                 self.offsets.push(self.edges.len() as u32);
-                if movers > 1 {
+                if movers > 1 || (movers == 1 && node.mover == self.chance) {
                     node.mover = MULTI;
                 }
                 let moves: usize = moves.iter().map(Vec::len).sum();
@@ -301,6 +305,7 @@ impl Tree {
         let old = std::mem::replace(self, Tree::new(self.roles));
         let out = self;
         out.largest = old.largest;
+        out.chance = old.chance;
         out.nodes.reserve(order.len());
         let placeholder = old.nodes[new_root as usize].state.clone();
         let mut old_nodes = old.nodes;
@@ -399,6 +404,23 @@ mod tests {
                 .map(|&c| (0..c).map(TermId).collect())
                 .collect(),
         )
+    }
+
+    #[test]
+    fn a_node_where_only_chance_chooses_is_not_one_roles_choice() {
+        let mut t = Tree::new(2);
+        t.chance = 1;
+        // The random role alone has a choice: a chance node, never solved as a maximum.
+        let dice = t.add(state(), NONE, 0, moves(&[1, 6]));
+        assert_eq!(t.nodes[dice as usize].mover, MULTI);
+        // The other role alone: its choice, as always.
+        let mine = t.add(state(), NONE, 0, moves(&[3, 1]));
+        assert_eq!(t.nodes[mine as usize].mover, 0);
+        // Compaction keeps the chance role.
+        t.root = dice;
+        t.compact(dice, 0, usize::MAX, usize::MAX);
+        assert_eq!(t.chance, 1);
+        assert_eq!(t.nodes[t.root as usize].mover, MULTI);
     }
 
     #[test]
