@@ -4,11 +4,12 @@ the player under test with a 95% confidence interval (normal approximation; for 
 the win rate's Wald interval).
 
     cargo build --release -p ggp
-    python3 scripts/strength.py [--games N] [--playclock S]
+    python3 scripts/strength.py [--games N] [--playclock S] [--strategies a,b]
+                                [--krieg-games N] [--against random,sample]
 
 Monty Hall is `games/montyhall.kif` (the contestant against the manager's `random`);
 Kriegspiel tic-tac-toe 4x4 is read from ../shared (`$GGP_SHARED`) and skipped when absent: the
-player under test plays each side in turn against `random`. A match the game itself cannot end
+player under test plays each side in turn against each of `--against` (default `random`). A match the game itself cannot end
 (Kriegspiel's rules give three goal values when both players complete a line at once) is
 counted as failed and left out of the mean. Prints a Markdown table.
 """
@@ -59,6 +60,8 @@ def main():
     parser.add_argument("--playclock", type=int, default=1)
     parser.add_argument("--strategies", default="sample,random,legal")
     parser.add_argument("--krieg-games", type=int, default=40)
+    parser.add_argument("--against", default="random",
+                        help="Kriegspiel: the opponents, comma-separated (default: random)")
     args = parser.parse_args()
     rows = []
     monty = os.path.join(ROOT, "games", "montyhall.kif")
@@ -69,21 +72,22 @@ def main():
                      len(goals) - len(values)))
     krieg = os.path.join(SHARED, "corpus", "gdl2", "uwa-hyperplayer", "kriegTTT_4x4.kif")
     if os.path.exists(krieg) and args.krieg_games > 0:
-        for strategy in args.strategies.split(","):
-            if strategy == "random":
-                continue
-            values = []
-            failed = 0
-            for seed in range(args.krieg_games):
-                side = seed % 2
-                players = [strategy, "random"] if side == 0 else ["random", strategy]
-                g = match(krieg, players, seed, args.playclock)
-                if g:
-                    values.append(g[side])
-                else:
-                    failed += 1
-            rows.append(("Kriegspiel tic-tac-toe 4x4 (both sides)", strategy, "random", values,
-                         failed))
+        for against in args.against.split(","):
+            for strategy in args.strategies.split(","):
+                if strategy == against:
+                    continue
+                values = []
+                failed = 0
+                for seed in range(args.krieg_games):
+                    side = seed % 2
+                    players = [strategy, against] if side == 0 else [against, strategy]
+                    g = match(krieg, players, seed, args.playclock)
+                    if g:
+                        values.append(g[side])
+                    else:
+                        failed += 1
+                rows.append(("Kriegspiel tic-tac-toe 4x4 (both sides)", strategy, against,
+                             values, failed))
     print("| game | player | against | games | failed | mean goal | 95% CI |")
     print("|---|---|---|---|---|---|---|")
     for game, player, against, values, failed in rows:
