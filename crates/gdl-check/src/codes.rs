@@ -57,6 +57,7 @@ pub const MISSING_DEFINITION: &str = "E012";
 pub const VARIABLE_IN_FACT: &str = "E013";
 pub const VARIABLE_AS_NAME: &str = "E014";
 pub const KEYWORD_AS_TERM: &str = "E015";
+pub const SEES_IN_BODY: &str = "E016";
 
 pub const ARITY_CLASH: &str = "W001";
 pub const RELATION_AND_FUNCTION: &str = "W002";
@@ -104,7 +105,7 @@ pub const CHECK_CODES: &[CheckCode] = &[
         INIT_DEPENDS_ON_GAME,
         "init-depends-on-game",
         true,
-        "`init` depending on `true`, `does`, `next`, `legal`, `goal` or `terminal`",
+        "`init` depending on `true`, `does`, `next`, `legal`, `goal`, `terminal` or `sees`",
     ),
     error(
         TRUE_DOES_DEFINED,
@@ -165,6 +166,12 @@ pub const CHECK_CODES: &[CheckCode] = &[
         "keyword-as-term",
         false,
         "`not`, `or`, `and` or `distinct` used as a constant or function inside a term",
+    ),
+    error(
+        SEES_IN_BODY,
+        "sees-in-body",
+        false,
+        "the GDL-II `sees` in a rule body",
     ),
     warning(
         ARITY_CLASH,

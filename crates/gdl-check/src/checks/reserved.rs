@@ -1,6 +1,6 @@
-//! The restrictions on GDL's own relations (Definition 20, §6.8, and the notes on `base` and
-//! `input`): their arities, where they may appear, what they may depend on, goal values, and
-//! whether the game defines what it must.
+//! The restrictions on GDL's own relations (Definition 20, §6.8, the notes on `base` and
+//! `input`, and GDL-II's `sees` and `random`): their arities, where they may appear, what they
+//! may depend on, goal values, and whether the game defines what it must.
 
 use gdl_syntax::{Diagnostic, Span};
 
@@ -98,6 +98,17 @@ fn places(program: &Program, out: &mut Vec<Diagnostic>) {
         }
         for literal in &rule.body {
             literal.for_each_atom(false, &mut |atom, _| {
+                if program.reserved_of(atom.rel) == Some(Reserved::Sees) {
+                    out.push(
+                        Diagnostic::error(
+                            codes::SEES_IN_BODY,
+                            atom.span,
+                            "`sees` cannot be used in a rule body",
+                        )
+                        .with_label("only rule heads and facts may mention it")
+                        .with_help("`sees` says what a role perceives after a joint move, as `next` says what holds; to share conditions, define a relation of your own and use it here and in the `sees` rule"),
+                    );
+                }
                 if let Some(r @ (Reserved::Init | Reserved::Next)) = program.reserved_of(atom.rel) {
                     out.push(
                         Diagnostic::error(
@@ -123,7 +134,7 @@ fn dependencies(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     let rules: [(Reserved, &[Reserved], &str, &str); 5] = [
         (
             Init,
-            &[True, Does, Next, Legal, Goal, Terminal],
+            &[True, Does, Next, Legal, Goal, Terminal, Sees],
             codes::INIT_DEPENDS_ON_GAME,
             "the initial state cannot depend on the game's state, moves or outcome",
         ),
