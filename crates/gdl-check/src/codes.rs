@@ -74,6 +74,7 @@ pub const TRIVIAL_DISTINCT: &str = "W012";
 pub const ROLE_WITHOUT_RULES: &str = "W013";
 pub const INCOMPLETE_BASE_INPUT: &str = "W014";
 pub const RESERVED_AS_FUNCTION: &str = "W015";
+pub const NOT_A_ROLE: &str = "W016";
 
 /// Every code the checks can report.
 pub const CHECK_CODES: &[CheckCode] = &[
@@ -239,6 +240,11 @@ pub const CHECK_CODES: &[CheckCode] = &[
         RESERVED_AS_FUNCTION,
         "reserved-as-function",
         "a GDL relation name used as a function inside a term",
+    ),
+    warning(
+        NOT_A_ROLE,
+        "not-a-role",
+        "a constant that is not a role where `legal`, `goal`, `sees`, `does` or `input` names a role",
     ),
 ];
 

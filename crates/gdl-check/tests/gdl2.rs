@@ -1,5 +1,6 @@
-//! The GDL-II restrictions: `sees` only in rule heads (E016), what `sees` may depend on, and the
-//! GDL checks that cover `sees` rules as any other (E001 safety, E002
+//! The GDL-II restrictions: `sees` only in rule heads (E016), what `sees` may depend on, the
+//! role named by `sees`, `does`, `legal`, `goal` and `input` (W016, `random` a role only when
+//! declared), and the GDL checks that cover `sees` rules as any other (E001 safety, E002
 //! stratification, E008 through `sees`, E010 arity). Each diagnostic is asserted with its exact
 //! span.
 
@@ -155,4 +156,58 @@ fn a_sees_rule_in_a_negative_cycle_is_e002() {
     assert!(got.contains(&("E002", "(sees player hint)")), "{got:?}");
     // A stratified negation in a `sees` rule (the game's `(not (true won))`) is fine.
     assert!(!found(GAME).iter().any(|(c, _)| *c == "E002"));
+}
+
+#[test]
+fn percepts_for_a_name_that_is_not_a_role_are_w016() {
+    let text = with("(<= (sees plyer right) (does player (guess a)))");
+    let checked = gdl_check::check(&text);
+    let w016: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "W016")
+        .collect();
+    assert_eq!(w016.len(), 1, "{:#?}", checked.diagnostics);
+    assert_eq!(w016[0].span, span_of(&text, "(sees plyer right)", 0));
+    assert_eq!(w016[0].message, "`plyer` is not a role");
+    assert!(!checked.has_errors());
+}
+
+#[test]
+fn random_without_its_role_fact_is_w016_everywhere_it_is_named() {
+    let text = GAME.replace("(role random)", "");
+    let got: Vec<_> = found(&text)
+        .into_iter()
+        .filter(|(c, _)| *c == "W016")
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("W016", "(legal random (hide ?d))"),
+            ("W016", "(legal random noop)"),
+            ("W016", "(does random (hide ?d))"),
+            ("W016", "(goal random 0)"),
+        ]
+    );
+    let checked = gdl_check::check(&text);
+    let help = checked.diagnostics[0].help.as_deref().unwrap_or_default();
+    assert!(help.contains("(role random)"), "{help}");
+}
+
+#[test]
+fn variables_and_declared_roles_in_the_role_place_are_not_w016() {
+    // `(sees ?r …)` with `(role ?r)`, `(does random …)` with `(role random)`: nothing to say.
+    assert!(!found(GAME).iter().any(|(c, _)| *c == "W016"));
+    // Names are read case-insensitively: `RANDOM` is the role `random`.
+    let text = GAME.replace("(goal random 0)", "(goal RANDOM 0)");
+    assert!(!found(&text).iter().any(|(c, _)| *c == "W016"));
+}
+
+#[test]
+fn no_w016_when_roles_are_not_ground_facts() {
+    // Roles from a rule are E004; guessing which names are roles would only add noise.
+    let text = GAME.replace("(role random)", "(<= (role random) (door a))");
+    let got = found(&text);
+    assert!(got.iter().any(|(c, _)| *c == "E004"));
+    assert!(!got.iter().any(|(c, _)| *c == "W016"), "{got:?}");
 }

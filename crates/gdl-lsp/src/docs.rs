@@ -86,6 +86,7 @@ pub const CODE_PAGES: &[(&str, &str)] = &[
     doc!("W013"),
     doc!("W014"),
     doc!("W015"),
+    doc!("W016"),
 ];
 
 /// The page of a code.
