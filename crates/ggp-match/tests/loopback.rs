@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ggp_match::{Database, MatchConfig, MatchError, MatchRecord, PlayerSpec, Store, run_match};
+use gdl_reason::StateMachine;
+use ggp_match::{
+    Database, Gdl2Form, MatchConfig, MatchError, MatchRecord, PlayerSpec, Store, run_match,
+};
 use ggp_play::{PlayerConfig, StrategyKind, serve};
 use ggp_protocol::Request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -831,11 +834,14 @@ async fn the_random_role_is_no_seat() {
 }
 
 /// GDL-II players that keep the states they may be in (`ggp_play::Game::perceive`), built in
-/// and behind HTTP, on Monty Hall and Kriegspiel tic-tac-toe (from `../shared`): every move
-/// they send is legal, though they cannot see the state.
+/// and behind HTTP, on Monty Hall, blind breakthrough, and Kriegspiel tic-tac-toe and Mastermind
+/// (from `../shared`): every move they send is legal, though they cannot see the state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn gdl2_players_never_send_an_illegal_move() {
-    let mut games = vec![("montyhall.kif".to_string(), MONTY.to_string(), 1)];
+    let mut games = vec![
+        ("montyhall.kif".to_string(), MONTY.to_string(), 1),
+        ("blindbreakthrough.kif".to_string(), BLIND.to_string(), 2),
+    ];
     if let Some(shared) = ggp_testdata::shared_or_skip("gdl2_players_never_send_an_illegal_move") {
         let dir = shared.join("corpus/gdl2/uwa-hyperplayer");
         for game in ["kriegTTT_4x4", "montyhall", "mastermind2x3"] {
@@ -943,4 +949,185 @@ async fn gdl2_corpus_matches_tell_each_player_only_its_own_percepts() {
             );
         }
     }
+}
+
+const BLIND: &str = include_str!("../../../games/blindbreakthrough.kif");
+
+/// Reads an HTTP response to the end of its body (its `Content-Length`, or the end of the
+/// connection).
+async fn read_response(stream: &mut TcpStream) -> Vec<u8> {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).await.unwrap_or(0);
+        if n == 0 {
+            return data;
+        }
+        data.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&data);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap())
+            });
+            if length.is_some_and(|length| body.len() >= length) {
+                return data;
+            }
+        }
+    }
+}
+
+/// A real player (`ggp_play::serve`, what `ggp player` runs) behind a proxy that records
+/// every request it receives: its URL (the proxy's) and the raw requests.
+async fn recorded_player(kind: StrategyKind) -> (String, Arc<Mutex<Vec<String>>>) {
+    let player = real_player(kind).await;
+    let target = player.trim_start_matches("http://").to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let log = log.clone();
+            let target = target.clone();
+            tokio::spawn(async move {
+                let Some((mut stream, raw, _)) = read_request(stream).await else {
+                    return;
+                };
+                log.lock().unwrap().push(raw.clone());
+                let mut upstream = TcpStream::connect(&target).await.unwrap();
+                upstream.write_all(raw.as_bytes()).await.unwrap();
+                let response = read_response(&mut upstream).await;
+                let _ = stream.write_all(&response).await;
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+/// Blind breakthrough (`games/blindbreakthrough.kif`) between two real GDL-II players, one
+/// asking for the GameController's form, the other for the turn and its own move: each is told
+/// exactly its own percepts of every step, in its form, as the record keeps them (checked
+/// against the messages captured at the player and against the rules); neither ever sends an
+/// illegal move though neither sees the other's pawns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn blind_breakthrough_between_gdl2_players_each_told_only_its_own_percepts() {
+    let mut machine = ggp_play::load(BLIND).unwrap();
+    let (mut captures, mut failures) = (0, 0);
+    for seed in 0..6u64 {
+        let id = format!("blind.{seed}");
+        let kinds = if seed % 2 == 0 {
+            [StrategyKind::Random, StrategyKind::Legal]
+        } else {
+            [StrategyKind::Legal, StrategyKind::Random]
+        };
+        // The turn form for white when the seed is a multiple of 3, for black otherwise.
+        let forms = if seed % 3 == 0 {
+            [Gdl2Form::Turn, Gdl2Form::Percepts]
+        } else {
+            [Gdl2Form::Percepts, Gdl2Form::Turn]
+        };
+        let mut players = Vec::new();
+        let mut logs = Vec::new();
+        for (kind, form) in kinds.into_iter().zip(forms) {
+            let (url, seen) = recorded_player(kind).await;
+            players.push(if form == Gdl2Form::Percepts {
+                PlayerSpec::Url(url)
+            } else {
+                PlayerSpec::Gdl2(url, form)
+            });
+            logs.push(seen);
+        }
+        let mut cfg = config(&id, BLIND);
+        cfg.seed = seed;
+        // Generous clocks: no reply of a good player may be late on a loaded machine.
+        (cfg.start_clock, cfg.play_clock) = (Duration::from_secs(30), Duration::from_secs(10));
+        let record = play(cfg, players).await;
+        well_formed(&record);
+        // No move was illegal (nor late): the players chose from what they could know.
+        no_errors(&record);
+        assert_eq!(record.game_role_names, ["white", "black"]);
+        assert!(
+            record.goal_values == [100, 0] || record.goal_values == [0, 100],
+            "{:?}",
+            record.goal_values
+        );
+        assert_eq!(record.percepts.len(), record.moves.len());
+        // The percepts recorded are the rules' for the joint moves made.
+        let mut state = machine.initial_state().unwrap();
+        for (step, (moves, percepts)) in record.moves.iter().zip(&record.percepts).enumerate() {
+            let joint: Vec<_> = moves.iter().map(|m| machine.intern(m).unwrap()).collect();
+            let seen = machine.all_percepts(&state, &joint).unwrap();
+            for role in 0..2 {
+                let mut texts: Vec<String> = seen[role]
+                    .iter()
+                    .map(|&t| machine.terms().text(machine.symbols(), t))
+                    .collect();
+                texts.sort();
+                assert_eq!(percepts[role], texts, "{id} step {step} role {role}");
+            }
+            // The player to move sees what became of its move; the other at most a lost pawn.
+            let mover = step % 2;
+            assert_eq!(moves[1 - mover], "noop", "{id} step {step}");
+            assert_eq!(percepts[mover].len(), 1, "{id} step {step}");
+            let outcome = &percepts[mover][0];
+            let tail = moves[mover].trim_start_matches("(move");
+            assert!(
+                ["(moved", "(captured", "(blocked"]
+                    .iter()
+                    .any(|p| outcome == &format!("{p}{tail}")),
+                "{id} step {step}: {outcome} for {}",
+                moves[mover]
+            );
+            captures += usize::from(outcome.starts_with("(captured"));
+            failures += usize::from(outcome.starts_with("(blocked"));
+            let lost = outcome
+                .strip_prefix("(captured")
+                .map(|c| c.split(' ').skip(3).collect::<Vec<_>>().join(" "));
+            match lost {
+                Some(cell) => assert_eq!(percepts[1 - mover], [format!("(lost {cell}")]),
+                None => assert!(percepts[1 - mover].is_empty(), "{id} step {step}"),
+            }
+            state = machine.next_state(&state, &joint).unwrap();
+        }
+        assert!(machine.is_terminal(&state).unwrap(), "{id}");
+        // Each player was told exactly its own percepts, in its form, and nothing else.
+        for (role, name) in ["white", "black"].iter().enumerate() {
+            let bodies = bodies(&logs[role]);
+            assert!(
+                bodies[0].starts_with(&format!("(START {id} {name} ((role white) (role black)")),
+                "{}",
+                bodies[0]
+            );
+            assert_eq!(bodies.len(), record.moves.len() + 2, "{id} {name}");
+            let turn = forms[role] == Gdl2Form::Turn;
+            let first = if turn {
+                format!("(PLAY {id} 0 NIL NIL)")
+            } else {
+                format!("(PLAY {id} NIL)")
+            };
+            assert_eq!(bodies[1], first);
+            for (step, percepts) in record.percepts.iter().enumerate() {
+                let verb = if step + 1 == record.moves.len() {
+                    "STOP"
+                } else {
+                    "PLAY"
+                };
+                let list: String = percepts[role].iter().map(|p| format!("{p} ")).collect();
+                let expected = if turn {
+                    let own = &record.moves[step][role];
+                    format!("({verb} {id} {} {own} ({list}))", step + 1)
+                } else {
+                    format!("({verb} {id} ({list}))")
+                };
+                assert_eq!(bodies[step + 2], expected, "{id} {name} step {step}");
+            }
+        }
+    }
+    // The matches met the game's hidden information: pawns taken, steps that failed.
+    assert!(captures > 0 && failures > 0, "{captures} {failures}");
 }

@@ -473,11 +473,15 @@ impl MoveReport {
 }
 
 /// What a strategy did over a match: the moves it chose, the random playouts it ran for
-/// them, and the time it spent choosing them.
+/// them, the search's iterations, and the time it spent choosing them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PlayerStats {
     pub moves: u64,
+    /// Random playouts (an MCTS player's rollouts).
     pub simulations: u64,
+    /// A tree search's iterations, rollout or not (one that ends in a node whose goals are
+    /// known runs none); a strategy without a tree counts its playouts.
+    pub iterations: u64,
     pub thinking: Duration,
 }
 
@@ -486,6 +490,7 @@ impl PlayerStats {
     pub fn add(&mut self, report: &MoveReport) {
         self.moves += 1;
         self.simulations += report.simulations;
+        self.iterations += report.iterations.unwrap_or(report.simulations);
         self.thinking += report.time;
     }
 
@@ -493,6 +498,7 @@ impl PlayerStats {
     pub fn merge(&mut self, other: &PlayerStats) {
         self.moves += other.moves;
         self.simulations += other.simulations;
+        self.iterations += other.iterations;
         self.thinking += other.thinking;
     }
 
@@ -500,6 +506,12 @@ impl PlayerStats {
     pub fn simulations_per_second(&self) -> Option<f64> {
         let secs = self.thinking.as_secs_f64();
         (secs > 0.0).then(|| self.simulations as f64 / secs)
+    }
+
+    /// Iterations per second of thinking (`None` before any thinking).
+    pub fn iterations_per_second(&self) -> Option<f64> {
+        let secs = self.thinking.as_secs_f64();
+        (secs > 0.0).then(|| self.iterations as f64 / secs)
     }
 }
 
@@ -820,6 +832,20 @@ mod tests {
         }
     }
 
+    /// Where the car is in each state the player holds possible.
+    fn cars_of(game: &Game) -> Vec<String> {
+        let possible = game.possible.as_ref().unwrap();
+        possible
+            .iter()
+            .map(|s| {
+                fluents(game, s)
+                    .into_iter()
+                    .find(|f| f.starts_with("(car"))
+                    .unwrap()
+            })
+            .collect()
+    }
+
     #[test]
     fn a_gdl2_player_keeps_exactly_the_states_its_percepts_allow() {
         let mut game = Game::new(load(MONTY).unwrap(), 0).unwrap();
@@ -828,34 +854,12 @@ mod tests {
         game.last_move = Some(choose);
         game.perceive(None, &["(picked 1)".into()]).unwrap();
         // The car may be behind any door.
-        let cars: Vec<String> = game
-            .possible
-            .clone()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                fluents(&game, s)
-                    .into_iter()
-                    .find(|f| f.starts_with("(car"))
-                    .unwrap()
-            })
-            .collect();
+        let cars = cars_of(&game);
         assert_eq!(cars.len(), 3, "{cars:?}");
         game.last_move = Some(game.machine.intern("wait").unwrap());
         game.perceive(None, &["(opened 3)".into()]).unwrap();
         // Door 3 was opened: the car is behind 1 or 2.
-        let mut cars: Vec<String> = game
-            .possible
-            .clone()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                fluents(&game, s)
-                    .into_iter()
-                    .find(|f| f.starts_with("(car"))
-                    .unwrap()
-            })
-            .collect();
+        let mut cars = cars_of(&game);
         cars.sort();
         assert_eq!(cars, ["(car 1)", "(car 2)"]);
         let mut moves: Vec<String> = game

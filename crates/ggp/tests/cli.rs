@@ -304,6 +304,75 @@ fn bench_plays_whole_games_in_lanes_and_one_at_a_time() {
     }
 }
 
+/// `ggp bench --percepts` on GDL-II games, on both engines: every role's percepts at every
+/// step, counted exactly (Monty Hall's contestant sees one term at each of its 3 steps, the
+/// host one at the first and the last); a GDL game is refused.
+#[test]
+fn bench_computes_every_roles_percepts_at_every_step() {
+    for engine in ["fast", "reference"] {
+        for game in ["games/montyhall.kif", "games/blindbreakthrough.kif"] {
+            let out = ggp(&[
+                "bench",
+                game,
+                "--percepts",
+                "--seconds",
+                "0.3",
+                "--engine",
+                engine,
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            let stdout = text(&out.stdout);
+            assert!(
+                stdout.contains(&format!("engine:        {engine}")),
+                "{stdout}"
+            );
+            assert!(
+                stdout.contains("one playout at a time, every role's percepts at every step"),
+                "{stdout}"
+            );
+            let value = |key: &str| -> u64 {
+                let line = stdout.lines().find(|l| l.starts_with(key)).unwrap();
+                line[key.len()..].trim().parse().unwrap()
+            };
+            // "percepts/s:    123.4 (N in all, …)": N.
+            let in_all = |key: &str| -> u64 {
+                let line = stdout.lines().find(|l| l.starts_with(key)).unwrap();
+                let (_, count) = line.split_once('(').unwrap();
+                count.split(' ').next().unwrap().parse().unwrap()
+            };
+            let (changes, rollouts) = (value("numStateChanges="), value("numRollouts="));
+            let (percepts, terms) = (in_all("percepts/s:"), in_all("terms seen/s:"));
+            assert!(rollouts > 0, "{stdout}");
+            // Two roles: two percept computations per joint move.
+            assert_eq!(percepts, 2 * changes, "{stdout}");
+            if game.ends_with("montyhall.kif") {
+                // 3 steps a game, 5 terms seen; the playout running at the deadline (at most
+                // all its steps made, its end not yet seen) adds its own.
+                assert!((0..=3).contains(&(changes - 3 * rollouts)), "{stdout}");
+                assert!((0..=5).contains(&(terms - 5 * rollouts)), "{stdout}");
+            } else {
+                // The player to move sees one term of its move, the other at most one.
+                assert!((changes..=2 * changes).contains(&terms), "{stdout}");
+            }
+        }
+    }
+    let out = ggp(&[
+        "bench",
+        "games/tictactoe.kif",
+        "--percepts",
+        "--seconds",
+        "0.3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("`--percepts` measures GDL-II percepts, and this game has no `sees` rules"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).is_empty());
+}
+
 #[test]
 fn the_player_command_serves_the_protocol() {
     use std::io::{BufRead, BufReader, Read, Write};

@@ -292,6 +292,19 @@ fn an_arena_rotates_seats_and_reports_every_player() {
     assert_eq!(players[0]["losses"], 0, "{results}");
     assert!(players[0]["mean"].as_f64().unwrap() >= 50.0, "{results}");
     assert!(players[0]["sims_per_sec"].as_f64().is_some(), "{results}");
+    // Every rollout is an iteration of the search, and tic-tac-toe's tree soon holds the
+    // game's ends: many iterations end in a known node without a rollout.
+    let iterations = players[0]["iterations_per_sec"].as_f64().unwrap();
+    assert!(
+        iterations > players[0]["sims_per_sec"].as_f64().unwrap(),
+        "{results}"
+    );
+    // The random player searches not at all.
+    assert_eq!(
+        players[1]["iterations_per_sec"].as_f64().unwrap_or(0.0),
+        0.0,
+        "{results}"
+    );
     // Both matches are in the database, with the seats rotated.
     let out = ggp(&["matches", "list", "--db", db.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

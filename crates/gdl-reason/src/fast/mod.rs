@@ -1010,24 +1010,19 @@ mod tests {
         let b = m.playouts(&s0, Until::Playouts(n), 3, &mut rng).unwrap();
         assert_eq!((b.finished, b.cut, b.steps), (0, n, 3 * n));
         // From a state one move from the end: o has one square left and x wins or draws.
-        let mut s = s0.clone();
-        for cell in [
-            "(play 1 1)",
-            "(play 1 2)",
-            "(play 1 3)",
-            "(play 2 2)",
-            "(play 2 1)",
-            "(play 2 3)",
-            "(play 3 2)",
-            "(play 3 1)",
-        ] {
-            let legal = m.legal_moves(&s, 0).unwrap();
-            let role = usize::from(legal.len() == 1);
-            let mv = m.intern(cell).unwrap();
-            let noop = m.intern("wait").unwrap();
-            let joint = if role == 0 { [mv, noop] } else { [noop, mv] };
-            s = m.next_state(&s, &joint).unwrap();
-        }
+        let s = tictactoe_after(
+            &mut m,
+            &[
+                "(play 1 1)",
+                "(play 1 2)",
+                "(play 1 3)",
+                "(play 2 2)",
+                "(play 2 1)",
+                "(play 2 3)",
+                "(play 3 2)",
+                "(play 3 1)",
+            ],
+        );
         assert!(!m.is_terminal(&s).unwrap());
         let b = m.playouts(&s, Until::Playouts(300), 100, &mut rng).unwrap();
         assert_eq!((b.finished, b.steps), (300, 300));

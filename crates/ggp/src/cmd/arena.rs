@@ -1,6 +1,7 @@
 //! `ggp arena`: many matches of a game between players, seats rotated so that every player
 //! plays every role equally often, and each player's results: mean goal with a 95 %
-//! confidence interval, wins, draws and losses, simulations per second and time per move.
+//! confidence interval, wins, draws and losses, simulations (random playouts) and search
+//! iterations per second, and time per move.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -12,8 +13,8 @@ use ggp_play::PlayerStats;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cmd::matches::id_part;
-use crate::cmd::records::default_db_path;
-use crate::cmd::{clock_seconds, count_up_to, milliseconds};
+use crate::cmd::records::open_store;
+use crate::cmd::{clock_seconds, count_up_to, milliseconds, runtime};
 use crate::out::errln;
 use crate::{INPUT_ERRORS, INTERRUPTED, OUTPUT_CLOSED, SUCCESS, USAGE_OR_IO, input, out};
 
@@ -94,6 +95,12 @@ impl Tally {
         self.stats
             .as_ref()
             .and_then(PlayerStats::simulations_per_second)
+    }
+
+    fn iterations_per_sec(&self) -> Option<f64> {
+        self.stats
+            .as_ref()
+            .and_then(PlayerStats::iterations_per_second)
     }
 
     fn seconds_per_move(&self) -> Option<f64> {
@@ -210,24 +217,13 @@ pub fn run(args: Args) -> u8 {
         .game
         .file_stem()
         .map_or("game".into(), |s| id_part(&s.to_string_lossy()));
-    let db_path = match (&args.db, args.no_db) {
-        (_, true) => None,
-        (Some(path), false) => Some(path.clone()),
-        (None, false) => match default_db_path() {
-            Ok(path) => Some(path),
-            Err(e) => return fail(e, USAGE_OR_IO),
-        },
-    };
-    let store = match db_path.as_deref().map(Store::open).transpose() {
+    let store = match open_store(args.db.as_ref(), args.no_db) {
         Ok(store) => store,
-        Err(e) => return fail(e.to_string(), USAGE_OR_IO),
+        Err(e) => return fail(e, USAGE_OR_IO),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(r) => r,
-        Err(e) => return fail(format!("cannot start the runtime: {e}"), USAGE_OR_IO),
+        Err(e) => return fail(e, USAGE_OR_IO),
     };
     let mut tallies: Vec<Tally> = players
         .iter()
@@ -354,12 +350,12 @@ pub fn run(args: Args) -> u8 {
         }
     );
     table.push_str(&format!(
-        "{:<24} {:>6} {:>7} {:>5} {:>5} {:>6} {:>12} {:>8} {:>6}\n",
-        "player", "mean", "±95%", "wins", "draws", "losses", "sims/s", "s/move", "errors"
+        "{:<24} {:>6} {:>7} {:>5} {:>5} {:>6} {:>12} {:>12} {:>8} {:>6}\n",
+        "player", "mean", "±95%", "wins", "draws", "losses", "sims/s", "iter/s", "s/move", "errors"
     ));
     for t in &tallies {
         table.push_str(&format!(
-            "{:<24} {:>6.1} {:>7} {:>5} {:>5} {:>6} {:>12} {:>8} {:>6}\n",
+            "{:<24} {:>6.1} {:>7} {:>5} {:>5} {:>6} {:>12} {:>12} {:>8} {:>6}\n",
             t.name,
             t.mean(),
             format!("±{:.1}", t.ci95()),
@@ -367,6 +363,7 @@ pub fn run(args: Args) -> u8 {
             t.draws,
             t.losses,
             t.sims_per_sec().map_or("-".into(), separated),
+            t.iterations_per_sec().map_or("-".into(), separated),
             t.seconds_per_move()
                 .map_or("-".into(), |s| format!("{s:.2}")),
             t.errors
@@ -388,6 +385,7 @@ pub fn run(args: Args) -> u8 {
                 "draws": t.draws,
                 "losses": t.losses,
                 "sims_per_sec": t.sims_per_sec(),
+                "iterations_per_sec": t.iterations_per_sec(),
                 "seconds_per_move": t.seconds_per_move(),
                 "errors": t.errors,
             })).collect::<Vec<_>>(),

@@ -1,12 +1,13 @@
 //! `ggp bench`: random playouts for a number of seconds, reported in the gdl-perf line protocol
 //! (`version=`, `millisecondsTaken=`, `numStateChanges=`, `numRollouts=`) and as a summary.
+//! With `--percepts` (GDL-II games), every role's percepts of every joint move are computed too.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gdl_reason::machine::sequential_playouts;
 use gdl_reason::reference::Limits;
-use gdl_reason::{Machine, StateMachine, Until};
+use gdl_reason::{Machine, ReasonError, StateMachine, Until};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -43,6 +44,11 @@ pub struct Args {
     /// a player's rollouts can).
     #[arg(long)]
     sequential: bool,
+    /// GDL-II: at every step of every playout, compute each role's percepts (its `sees`) of the
+    /// joint move, as a game manager does; one playout at a time, the goals at the end not
+    /// evaluated. Refused for a game without `sees` rules.
+    #[arg(long)]
+    percepts: bool,
 }
 
 #[derive(Default)]
@@ -53,6 +59,10 @@ struct Tally {
     state_changes: u64,
     /// Moves of the finished playouts.
     finished_moves: u64,
+    /// `--percepts`: the roles' percepts computed (one role's percepts of one joint move
+    /// each), and the terms they held.
+    percepts: u64,
+    percept_terms: u64,
     elapsed: Duration,
 }
 
@@ -81,7 +91,78 @@ fn run_playouts(
         state_changes: batch.steps,
         finished_moves: batch.finished_steps,
         elapsed: begin.elapsed(),
+        ..Tally::default()
     })
+}
+
+/// Random playouts one at a time for `seconds`, computing every role's percepts of each joint
+/// move before making it. The deadline is checked before each step, so that every step counted
+/// has its percepts counted too; the playout running at the deadline is dropped (its steps are
+/// counted), as in [`sequential_playouts`].
+fn run_percept_playouts(
+    mut machine: Machine,
+    seconds: f64,
+    seed: u64,
+    max_moves: usize,
+) -> Result<Tally, String> {
+    let initial = machine.initial_state().map_err(|e| e.to_string())?;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let begin = Instant::now();
+    let deadline = begin + Duration::from_secs_f64(seconds);
+    let mut tally = Tally::default();
+    match percept_playouts(
+        &mut machine,
+        &initial,
+        deadline,
+        max_moves,
+        &mut rng,
+        &mut tally,
+    ) {
+        Ok(()) => {}
+        // A question cut short by its budget at the deadline ends the run there.
+        Err(ReasonError::Budget(_)) if Instant::now() >= deadline => {}
+        Err(e) => return Err(format!("in a playout: {e}")),
+    }
+    tally.elapsed = begin.elapsed();
+    Ok(tally)
+}
+
+/// The loop of [`run_percept_playouts`], adding to `tally`.
+fn percept_playouts(
+    machine: &mut Machine,
+    initial: &<Machine as StateMachine>::State,
+    deadline: Instant,
+    max_moves: usize,
+    rng: &mut SmallRng,
+    tally: &mut Tally,
+) -> Result<(), ReasonError> {
+    while Instant::now() < deadline {
+        let mut state = initial.clone();
+        let mut steps = 0u64;
+        loop {
+            if Instant::now() >= deadline {
+                return Ok(());
+            }
+            if machine.is_terminal(&state)? {
+                tally.rollouts += 1;
+                tally.finished_moves += steps;
+                break;
+            }
+            if steps >= max_moves as u64 {
+                tally.cut += 1;
+                break;
+            }
+            let joint = machine.random_joint_move(&state, rng)?;
+            let seen = machine.all_percepts(&state, &joint)?;
+            let next = machine.next_state(&state, &joint)?;
+            tally.percepts += seen.len() as u64;
+            tally.percept_terms += seen.iter().map(|s| s.len() as u64).sum::<u64>();
+            tally.state_changes += 1;
+            state = next;
+            steps += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Peak resident memory of this process, from `/proc` (Linux), in MiB.
@@ -114,6 +195,15 @@ pub fn run(args: Args) -> u8 {
         Err(status) => return status,
     };
     let build = started.elapsed();
+    if args.percepts && !first.as_ref().is_some_and(|m| m.has_sees()) {
+        return fail(
+            format!(
+                "{}: `--percepts` measures GDL-II percepts, and this game has no `sees` rules",
+                input.name
+            ),
+            INPUT_ERRORS,
+        );
+    }
     let engine = match first.as_ref() {
         Some(Machine::Fast(_)) => Engine::Fast,
         _ => Engine::Reference,
@@ -130,6 +220,7 @@ pub fn run(args: Args) -> u8 {
     };
     let engine_name = first.as_ref().map_or("reference", Machine::engine_name);
     let mode = match first.as_ref() {
+        _ if args.percepts => "one playout at a time, every role's percepts at every step".into(),
         Some(Machine::Fast(m)) if m.has_lanes() && !args.sequential => {
             format!("{} playouts side by side", gdl_reason::fast::LANES)
         }
@@ -151,7 +242,17 @@ pub fn run(args: Args) -> u8 {
                                     .map_err(|_| "the reasoner cannot be built".to_string())?
                             }
                         };
-                        run_playouts(machine, args.seconds, seed, args.max_moves, args.sequential)
+                        if args.percepts {
+                            run_percept_playouts(machine, args.seconds, seed, args.max_moves)
+                        } else {
+                            run_playouts(
+                                machine,
+                                args.seconds,
+                                seed,
+                                args.max_moves,
+                                args.sequential,
+                            )
+                        }
                     })
                     .expect("spawn a thread")
             })
@@ -172,6 +273,8 @@ pub fn run(args: Args) -> u8 {
                 total.cut += t.cut;
                 total.state_changes += t.state_changes;
                 total.finished_moves += t.finished_moves;
+                total.percepts += t.percepts;
+                total.percept_terms += t.percept_terms;
                 total.elapsed = total.elapsed.max(t.elapsed);
             }
             Err(e) => return fail(format!("{}: {e}", input.name), INPUT_ERRORS),
@@ -207,6 +310,18 @@ pub fn run(args: Args) -> u8 {
         "states/s:      {:.1}",
         total.state_changes as f64 / secs
     ));
+    if args.percepts {
+        line(format!(
+            "percepts/s:    {:.1} ({} in all, each one role's percepts of one joint move)",
+            total.percepts as f64 / secs,
+            total.percepts
+        ));
+        line(format!(
+            "terms seen/s:  {:.1} ({} in all)",
+            total.percept_terms as f64 / secs,
+            total.percept_terms
+        ));
+    }
     if total.rollouts > 0 {
         line(format!(
             "avg length:    {:.1} moves",

@@ -11,8 +11,8 @@ use ggp_match::{
     ping, run_match_until,
 };
 
-use crate::cmd::records::default_db_path;
-use crate::cmd::{clock_seconds, count_up_to, milliseconds};
+use crate::cmd::records::open_store;
+use crate::cmd::{clock_seconds, count_up_to, milliseconds, runtime};
 use crate::out::errln;
 use crate::{INPUT_ERRORS, INTERRUPTED, OUTPUT_CLOSED, SUCCESS, USAGE_OR_IO, input, out};
 
@@ -167,24 +167,13 @@ pub fn run(args: Args) -> u8 {
         seed: args.seed,
         max_steps: args.max_steps,
     };
-    let db_path = match (&args.db, args.no_db) {
-        (_, true) => None,
-        (Some(path), false) => Some(path.clone()),
-        (None, false) => match default_db_path() {
-            Ok(path) => Some(path),
-            Err(e) => return fail(e, USAGE_OR_IO),
-        },
-    };
-    let store = match db_path.as_deref().map(Store::open).transpose() {
+    let store = match open_store(args.db.as_ref(), args.no_db) {
         Ok(store) => store,
-        Err(e) => return fail(e.to_string(), USAGE_OR_IO),
+        Err(e) => return fail(e, USAGE_OR_IO),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(r) => r,
-        Err(e) => return fail(format!("cannot start the runtime: {e}"), USAGE_OR_IO),
+        Err(e) => return fail(e, USAGE_OR_IO),
     };
     let urls: Vec<(usize, String)> = players
         .iter()

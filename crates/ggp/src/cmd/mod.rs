@@ -92,6 +92,14 @@ pub fn count_up_to(max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone
 /// diagnostics that leave the description without an agreed meaning, then a line naming
 /// `command`) and returns the exit status to end with. When the fast engine cannot compile
 /// the game, a note on standard error says so and why, and the reference engine is used.
+/// The multi-threaded Tokio runtime the networked commands run on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
 pub fn build_machine(
     command: &str,
     reporter: &crate::report::Reporter,

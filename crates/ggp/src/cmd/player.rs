@@ -85,13 +85,10 @@ pub fn run(args: Args) -> u8 {
         margin: Duration::from_millis(args.margin_ms),
         log: !args.quiet,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
-            errln!("ggp player: cannot start the runtime: {e}");
+            errln!("ggp player: {e}");
             return USAGE_OR_IO;
         }
     };

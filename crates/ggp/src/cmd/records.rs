@@ -54,6 +54,21 @@ pub fn default_db_path() -> Result<PathBuf, String> {
         })
 }
 
+/// The match database of `--db` / `--no-db` (`None` with `--no-db`; the default path
+/// otherwise), opened for writing.
+pub fn open_store(db: Option<&PathBuf>, no_db: bool) -> Result<Option<ggp_match::Store>, String> {
+    if no_db {
+        return Ok(None);
+    }
+    let path = match db {
+        Some(path) => path.clone(),
+        None => default_db_path()?,
+    };
+    ggp_match::Store::open(&path)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
 pub fn run(args: Args) -> u8 {
     let fail = |message: String| {
         errln!("ggp matches: {message}");

@@ -76,12 +76,9 @@ pub fn run(args: Args) -> u8 {
         grace: Duration::from_millis(args.grace_ms),
         max_steps: args.max_steps,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(r) => r,
-        Err(e) => return fail(format!("cannot start the runtime: {e}")),
+        Err(e) => return fail(e),
     };
     runtime.block_on(async {
         // Listen first: a port in use is reported before anything is imported.
