@@ -57,6 +57,7 @@ pub const MISSING_DEFINITION: &str = "E012";
 pub const VARIABLE_IN_FACT: &str = "E013";
 pub const VARIABLE_AS_NAME: &str = "E014";
 pub const KEYWORD_AS_TERM: &str = "E015";
+pub const SEES_IN_BODY: &str = "E016";
 
 pub const ARITY_CLASH: &str = "W001";
 pub const RELATION_AND_FUNCTION: &str = "W002";
@@ -73,6 +74,7 @@ pub const TRIVIAL_DISTINCT: &str = "W012";
 pub const ROLE_WITHOUT_RULES: &str = "W013";
 pub const INCOMPLETE_BASE_INPUT: &str = "W014";
 pub const RESERVED_AS_FUNCTION: &str = "W015";
+pub const NOT_A_ROLE: &str = "W016";
 
 /// Every code the checks can report.
 pub const CHECK_CODES: &[CheckCode] = &[
@@ -104,7 +106,7 @@ pub const CHECK_CODES: &[CheckCode] = &[
         INIT_DEPENDS_ON_GAME,
         "init-depends-on-game",
         true,
-        "`init` depending on `true`, `does`, `next`, `legal`, `goal` or `terminal`",
+        "`init` depending on `true`, `does`, `next`, `legal`, `goal`, `terminal` or `sees`",
     ),
     error(
         TRUE_DOES_DEFINED,
@@ -165,6 +167,12 @@ pub const CHECK_CODES: &[CheckCode] = &[
         "keyword-as-term",
         false,
         "`not`, `or`, `and` or `distinct` used as a constant or function inside a term",
+    ),
+    error(
+        SEES_IN_BODY,
+        "sees-in-body",
+        false,
+        "the GDL-II `sees` in a rule body",
     ),
     warning(
         ARITY_CLASH,
@@ -232,6 +240,11 @@ pub const CHECK_CODES: &[CheckCode] = &[
         RESERVED_AS_FUNCTION,
         "reserved-as-function",
         "a GDL relation name used as a function inside a term",
+    ),
+    warning(
+        NOT_A_ROLE,
+        "not-a-role",
+        "a constant that is not a role where `legal`, `goal`, `sees`, `does` or `input` names a role",
     ),
 ];
 

@@ -33,6 +33,7 @@ pub const CODE_PAGES: &[(&str, &str)] = &[
     doc!("E013"),
     doc!("E014"),
     doc!("E015"),
+    doc!("E016"),
     doc!("I001"),
     doc!("I002"),
     doc!("I003"),
@@ -85,6 +86,7 @@ pub const CODE_PAGES: &[(&str, &str)] = &[
     doc!("W013"),
     doc!("W014"),
     doc!("W015"),
+    doc!("W016"),
 ];
 
 /// The page of a code.

@@ -1,12 +1,12 @@
-//! The restrictions on GDL's own relations (Definition 20, §6.8, and the notes on `base` and
-//! `input`): their arities, where they may appear, what they may depend on, goal values, and
-//! whether the game defines what it must.
+//! The restrictions on GDL's own relations (Definition 20, §6.8, the notes on `base` and
+//! `input`, and GDL-II's `sees` and `random`): their arities, where they may appear, what they
+//! may depend on, goal values, the roles they name, and whether the game defines what it must.
 
 use gdl_syntax::{Diagnostic, Span};
 
 use super::Context;
 use crate::codes;
-use crate::program::{Program, RelId, Reserved, Rule, Term};
+use crate::program::{Atom, Program, RelId, Reserved, Rule, Term};
 
 pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     let program = cx.program;
@@ -16,6 +16,7 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     goal_values(program, out);
     missing(program, out);
     roles_without_rules(program, out);
+    names_of_roles(program, out);
     base_input_coverage(program, out);
 }
 
@@ -98,6 +99,17 @@ fn places(program: &Program, out: &mut Vec<Diagnostic>) {
         }
         for literal in &rule.body {
             literal.for_each_atom(false, &mut |atom, _| {
+                if program.reserved_of(atom.rel) == Some(Reserved::Sees) {
+                    out.push(
+                        Diagnostic::error(
+                            codes::SEES_IN_BODY,
+                            atom.span,
+                            "`sees` cannot be used in a rule body",
+                        )
+                        .with_label("only rule heads and facts may mention it")
+                        .with_help("`sees` says what a role perceives after a joint move, as `next` says what holds; to share conditions, define a relation of your own and use it here and in the `sees` rule"),
+                    );
+                }
                 if let Some(r @ (Reserved::Init | Reserved::Next)) = program.reserved_of(atom.rel) {
                     out.push(
                         Diagnostic::error(
@@ -123,7 +135,7 @@ fn dependencies(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     let rules: [(Reserved, &[Reserved], &str, &str); 5] = [
         (
             Init,
-            &[True, Does, Next, Legal, Goal, Terminal],
+            &[True, Does, Next, Legal, Goal, Terminal, Sees],
             codes::INIT_DEPENDS_ON_GAME,
             "the initial state cannot depend on the game's state, moves or outcome",
         ),
@@ -316,6 +328,72 @@ fn roles_without_rules(program: &Program, out: &mut Vec<Diagnostic>) {
                     )),
                 );
             }
+        }
+    }
+}
+
+/// `legal`, `goal`, `sees`, `does` and `input` name a role first: a ground term there that no
+/// `(role …)` fact declares makes the rule or the literal useless (GDL-II's `random` is a role
+/// only when declared). Nothing is said when the roles are not all ground facts (E004, E012).
+fn names_of_roles(program: &Program, out: &mut Vec<Diagnostic>) {
+    let Some(role) = program.reserved(Reserved::Role) else {
+        return;
+    };
+    let role_rules: Vec<&Rule> = program
+        .rules
+        .iter()
+        .filter(|r| r.head.rel == role)
+        .collect();
+    if role_rules.is_empty()
+        || role_rules
+            .iter()
+            .any(|r| !r.body.is_empty() || !r.head.args[0].is_ground())
+    {
+        return;
+    }
+    let roles: Vec<&Term> = role_rules.iter().map(|r| &r.head.args[0]).collect();
+    let check = |rule: &Rule, atom: &Atom, in_body: bool, out: &mut Vec<Diagnostic>| {
+        let Some(
+            r @ (Reserved::Legal
+            | Reserved::Goal
+            | Reserved::Sees
+            | Reserved::Does
+            | Reserved::Input),
+        ) = program.reserved_of(atom.rel)
+        else {
+            return;
+        };
+        let named = &atom.args[0];
+        if !named.is_ground() || roles.contains(&named) {
+            return;
+        }
+        let name = program.term_text(rule, named);
+        let label = match (r, in_body) {
+            (Reserved::Does, _) => "this is never true: only roles move".to_string(),
+            (_, true) => format!("this is never true: `{}` is only given for roles", r.name()),
+            (Reserved::Sees, false) => "no role ever receives this percept".to_string(),
+            (_, false) => format!("this `{}` is never used: it is not about a role", r.name()),
+        };
+        let help = if name.eq_ignore_ascii_case("random") {
+            "in GDL-II the random player is a role like the others: declare it with `(role random)`"
+                .to_string()
+        } else {
+            format!("declare the role with `(role {name})`, or check the spelling")
+        };
+        out.push(
+            Diagnostic::warning(
+                codes::NOT_A_ROLE,
+                atom.span,
+                format!("`{name}` is not a role"),
+            )
+            .with_label(label)
+            .with_help(help),
+        );
+    };
+    for rule in &program.rules {
+        check(rule, &rule.head, false, out);
+        for literal in &rule.body {
+            literal.for_each_atom(false, &mut |atom, _| check(rule, atom, true, out));
         }
     }
 }
