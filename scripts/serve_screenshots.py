@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Takes the screenshots of `ggp serve` in docs/: a live match page (connect four, two built-in
-players, in the middle of the match) and the board drawn for six games of the corpus.
+players, in the middle of the match), a person's page of a GDL-II match (Monty Hall, as the
+contestant, who sees only its percepts) and the board drawn for six games of the corpus.
 
 Starts the real server on a fresh database with the project's games and six games of the
 corpus (read from ../shared, never copied into the project), creates the matches through the
@@ -8,7 +9,7 @@ API, and photographs each match page with Debian's headless Chromium through `ch
 Needs only Python's standard library, `chromium` and `chromium-driver`.
 
     cargo build --release -p ggp
-    python3 scripts/serve_screenshots.py [--ggp target/release/ggp]
+    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,boards]
 """
 
 import argparse
@@ -39,9 +40,9 @@ CORPUS = [
 ]
 
 
-def api(port, method, path, body=None):
+def api(port, method, path, body=None, token=TOKEN):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
     r = conn.getresponse()
     data = r.read()
@@ -111,7 +112,10 @@ def main():
     ap.add_argument("--ggp", default=os.path.join(ROOT, "target", "release", "ggp"))
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    ap.add_argument("--only", default="live,gdl2,boards",
+                    help="which screenshots, of live, gdl2 and boards")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus")
         os.mkdir(corpus)
@@ -135,17 +139,36 @@ def main():
             browser = Browser(args.chromium, height=1000)
 
             # The live page: connect four, slowed down, photographed in the middle.
-            status, made = api(port, "POST", "/api/matches", {
-                "game": "connect4", "players": ["random", "legal"], "startclock": 5,
-                "playclock": 30, "seed": 11, "delay": 3000})
-            assert status == 201, made
-            live = made["id"]
-            wait_for_step(port, live, 6)
-            browser.shoot(f"{base}/matches/{live}", os.path.join(args.out, "serve-live.png"))
-            api(port, "POST", f"/api/matches/{live}/abort?reason=screenshot%20taken")
+            if "live" in only:
+                status, made = api(port, "POST", "/api/matches", {
+                    "game": "connect4", "players": ["random", "legal"], "startclock": 5,
+                    "playclock": 30, "seed": 11, "delay": 3000})
+                assert status == 201, made
+                live = made["id"]
+                wait_for_step(port, live, 6)
+                browser.shoot(f"{base}/matches/{live}", os.path.join(args.out, "serve-live.png"))
+                api(port, "POST", f"/api/matches/{live}/abort?reason=screenshot%20taken")
+
+            # A person's page of a GDL-II match: Monty Hall as the contestant, at the choice
+            # between staying and switching (its pick and the door opened seen, the car not).
+            if "gdl2" in only:
+                status, made = api(port, "POST", "/api/matches", {
+                    "game": "montyhall", "players": ["human"], "startclock": 5,
+                    "playclock": 600, "seed": 5})
+                assert status == 201, made
+                seat = made["seats"][0]
+                view = f"/api/matches/{made['id']}/views/contestant"
+                for step, move in [(0, "(choose 1)"), (2, None)]:
+                    while (api(port, "GET", view, token=seat["token"])[1].get("turn") or {}).get("step") != step:
+                        time.sleep(0.05)
+                    if move:
+                        api(port, "POST", f"/api/matches/{made['id']}/moves",
+                            {"move": move, "step": step}, token=seat["token"])
+                browser.shoot(f"{base}{seat['url']}", os.path.join(args.out, "serve-gdl2.png"))
+                api(port, "POST", f"/api/matches/{made['id']}/abort?reason=screenshot%20taken")
 
             # The corpus's boards: each match played some steps, then photographed while it goes on.
-            for key, _, at in CORPUS:
+            for key, _, at in CORPUS if "boards" in only else []:
                 status, made = api(port, "POST", "/api/matches", {
                     "game": key, "players": ["random"] * len(api(port, "GET", f"/api/games/{key}")[1]["roles"]),
                     "startclock": 30, "playclock": 30, "seed": 3, "delay": 300})

@@ -1,7 +1,10 @@
 // The match page: follows the match's event stream (server-sent events), steps through its
-// states with the slider, and lets whoever holds a seat's link (`#seat=K&token=T`) play it by
-// clicking the board or a move. Text from the server is set with `textContent`; only the
-// fragments the server rendered (boards, rows of the moves table) are set as HTML.
+// states with the slider, and lets whoever holds a seat's link (`?seat=K#seat=K&token=T`) play
+// it by clicking the board or a move. In a GDL-II match it switches between the true state and
+// each role's view; a seat's page of a GDL-II match being played shows only its role's view,
+// read from the stream with the seat's token (`data-sight="role"`), and reloads when the match
+// ends. Text from the server is set with `textContent`; only the fragments the server rendered
+// (boards, rows of the moves and views tables) are set as HTML.
 
 const root = document.getElementById('match');
 const id = root.dataset.id;
@@ -16,7 +19,61 @@ if ('starting' in root.dataset) {
   follow();
 }
 
+/// Server-sent events read with `fetch`, so that a seat's token goes in a header (an
+/// `EventSource` cannot send one): calls `handlers[event]({data})`, resumes after the last id
+/// when the connection drops, and `handlers.refused(message)` if the server says no.
+function eventsWithToken(url, token, handlers) {
+  let closed = false;
+  let last = null;
+  const control = new AbortController();
+  (async () => {
+    while (!closed) {
+      try {
+        const headers = { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' };
+        if (last !== null) headers['Last-Event-ID'] = last;
+        const r = await fetch(url, { headers, signal: control.signal });
+        if (!r.ok) {
+          const answer = await r.json().catch(() => ({}));
+          handlers.refused?.(answer.error ?? `the server said ${r.status}`);
+          return;
+        }
+        const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value.replaceAll('\r\n', '\n');
+          let end;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let name = 'message';
+            const data = [];
+            for (const line of block.split('\n')) {
+              if (line === '' || line.startsWith(':')) continue;
+              const colon = line.indexOf(':');
+              const field = colon < 0 ? line : line.slice(0, colon);
+              let v = colon < 0 ? '' : line.slice(colon + 1);
+              if (v.startsWith(' ')) v = v.slice(1);
+              if (field === 'event') name = v;
+              else if (field === 'data') data.push(v);
+              else if (field === 'id') last = v;
+            }
+            if (data.length) handlers[name]?.({ data: data.join('\n') });
+            if (closed) return;
+          }
+        }
+      } catch (err) {
+        if (closed) return;
+      }
+      if (!closed) await new Promise((resolve) => { setTimeout(resolve, 1000); });
+    }
+  })();
+  return { close() { closed = true; control.abort(); } };
+}
+
 function follow() {
+  const sight = root.dataset.sight ?? 'all';
   const board = document.getElementById('board');
   const slider = document.getElementById('slider');
   const label = document.getElementById('step-label');
@@ -29,16 +86,32 @@ function follow() {
   const seatMoves = document.getElementById('seat-moves');
 
   const boards = new Map();
-  let latest = Number(slider.max);
+  let latest = slider ? Number(slider.max) : Number(root.dataset.steps);
   let shown = latest;
   let following = true;
-  boards.set(latest, board.innerHTML);
+  if (board) boards.set(latest, board.innerHTML);
 
   // The seat this page plays, from the link's fragment.
   const hash = new URLSearchParams(location.hash.slice(1));
   const seat = hash.has('seat') && hash.has('token')
     ? { index: Number(hash.get('seat')), token: hash.get('token') }
     : null;
+
+  // ----- points of view (GDL-II): the true state, or what one role knows -----
+  const tabs = document.querySelectorAll('nav.views button.view-tab');
+  function view(which) {
+    for (const t of tabs) t.classList.toggle('active', t.dataset.view === String(which));
+    const truth = which === 'truth';
+    for (const id of ['truth', 'truth-moves']) {
+      const e = document.getElementById(id);
+      if (e) e.hidden = !truth;
+    }
+    for (const v of document.querySelectorAll('section.role-view')) {
+      v.hidden = truth || v.dataset.role !== String(which);
+    }
+  }
+  for (const t of tabs) t.addEventListener('click', () => view(t.dataset.view));
+  if (seat && tabs.length > 0) view(seat.index);
   let turn = null; // the seat's awaited move: {step, moves, targets, deadline}
   let selected = null; // a cell chosen as a move's origin: [x, y]
   let sending = false;
@@ -52,10 +125,11 @@ function follow() {
   }
 
   function setLabel() {
-    label.textContent = `state ${shown} of ${latest}`;
+    if (label) label.textContent = `state ${shown} of ${latest}`;
   }
 
   function show(k) {
+    if (!board) { latest = Math.max(latest, k); return; }
     k = Math.max(0, Math.min(latest, k));
     shown = k;
     following = k === latest;
@@ -74,12 +148,14 @@ function follow() {
     }
   }
 
-  slider.addEventListener('input', () => show(Number(slider.value)));
-  document.getElementById('first').addEventListener('click', () => show(0));
-  document.getElementById('prev').addEventListener('click', () => show(shown - 1));
-  document.getElementById('next').addEventListener('click', () => show(shown + 1));
-  document.getElementById('latest').addEventListener('click', () => show(latest));
-  document.addEventListener('keydown', (e) => {
+  if (slider) {
+    slider.addEventListener('input', () => show(Number(slider.value)));
+    document.getElementById('first').addEventListener('click', () => show(0));
+    document.getElementById('prev').addEventListener('click', () => show(shown - 1));
+    document.getElementById('next').addEventListener('click', () => show(shown + 1));
+    document.getElementById('latest').addEventListener('click', () => show(latest));
+  }
+  if (slider) document.addEventListener('keydown', (e) => {
     if (e.target instanceof HTMLInputElement && e.target !== slider) return;
     if (e.key === 'ArrowLeft') { show(shown - 1); e.preventDefault(); }
     if (e.key === 'ArrowRight') { show(shown + 1); e.preventDefault(); }
@@ -103,6 +179,7 @@ function follow() {
   const same = (a, b) => a && b && a[0] === b[0] && a[1] === b[1];
 
   function decorate() {
+    if (!board) return;
     for (const td of board.querySelectorAll('td.cell')) {
       td.classList.remove('target', 'from', 'to', 'selected');
     }
@@ -127,7 +204,7 @@ function follow() {
     return board.querySelector(`td.cell[data-x="${CSS.escape(x)}"][data-y="${CSS.escape(y)}"]`);
   }
 
-  board.addEventListener('click', (e) => {
+  board?.addEventListener('click', (e) => {
     const td = e.target.closest('td.cell');
     if (!td || !turn || !following || sending) return;
     const here = cellOf(td);
@@ -203,11 +280,44 @@ function follow() {
   }
 
   // ----- the stream -----
-  if (root.dataset.live !== 'true') return;
-  const es = new EventSource(`/api/matches/${encodeURIComponent(id)}/events?html=1&from=${latest}`);
+  if (root.dataset.live !== 'true') {
+    if (seat) {
+      const goals = [...document.querySelectorAll('td.goal')].map((td) => td.textContent);
+      seatStatus.textContent = goals.some((g) => g !== '')
+        ? `The match is over: ${goals.join(' – ')}.`
+        : 'The match is over.';
+    }
+    return;
+  }
+  const handlers = {};
+  const on = (name, f) => { handlers[name] = f; };
+  const streamUrl = `/api/matches/${encodeURIComponent(id)}/events?html=1`;
+  let es = null;
 
-  es.addEventListener('step', (e) => {
+  on('step', (e) => {
     const s = JSON.parse(e.data);
+    if (sight === 'progress') {
+      document.getElementById('progress-steps').textContent = String(s.step);
+      return;
+    }
+    if (sight === 'role') {
+      const tbody = document.querySelector(`#view-${s.role} tbody`);
+      if (tbody && !tbody.querySelector(`tr[data-step="${s.step}"]`)) {
+        const tpl = document.createElement('template');
+        tpl.innerHTML = s.row;
+        tbody.append(tpl.content);
+      }
+      document.getElementById('progress-steps').textContent = String(s.step);
+      return;
+    }
+    (s.views ?? []).forEach((row, r) => {
+      const body = document.querySelector(`#view-${r} tbody`);
+      if (body && !body.querySelector(`tr[data-step="${s.step}"]`)) {
+        const tpl = document.createElement('template');
+        tpl.innerHTML = row;
+        body.append(tpl.content);
+      }
+    });
     boards.set(s.step, s.board);
     if (s.step > latest) {
       latest = s.step;
@@ -226,7 +336,7 @@ function follow() {
     if (following) show(latest); else setLabel();
   });
 
-  es.addEventListener('clock', (e) => {
+  on('clock', (e) => {
     const c = JSON.parse(e.data);
     if (c.phase === null) {
       deadline = null;
@@ -238,7 +348,7 @@ function follow() {
     clock.hidden = false;
   });
 
-  es.addEventListener('turn', (e) => {
+  on('turn', (e) => {
     if (!seat) return;
     const t = JSON.parse(e.data);
     const mine = t.seats.find((s) => s.seat === seat.index);
@@ -246,7 +356,7 @@ function follow() {
     if (mine) {
       turn = mine;
       if (!following) show(latest);
-      offer(turn.moves, 'Your move: click the board or choose one.');
+      offer(turn.moves, board ? 'Your move: click the board or choose one.' : 'Your move:');
     } else {
       turn = null;
       if (!sending) {
@@ -277,8 +387,8 @@ function follow() {
     }
   }
 
-  es.addEventListener('status', (e) => status(JSON.parse(e.data)));
-  es.addEventListener('end', (e) => {
+  on('status', (e) => status(JSON.parse(e.data)));
+  on('end', (e) => {
     es.close();
     const s = JSON.parse(e.data);
     status(s);
@@ -294,5 +404,16 @@ function follow() {
         ? `The match is over: ${s.goals.join(' – ')}.`
         : 'The match is over.';
     }
+    // What was secret while it was played is public now: show it.
+    if (sight !== 'all') setTimeout(() => location.reload(), 300);
   });
+
+  if (sight === 'role' && seat) {
+    // This role's view, from the beginning, with the seat's token.
+    on('refused', (message) => { seatStatus.textContent = `This seat's view is refused: ${message}`; });
+    es = eventsWithToken(streamUrl, seat.token, handlers);
+  } else {
+    es = new EventSource(`${streamUrl}&from=${latest}`);
+    for (const [name, f] of Object.entries(handlers)) es.addEventListener(name, f);
+  }
 }

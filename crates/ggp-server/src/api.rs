@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::auth::{Who, bearer_token};
 use crate::db::MatchFilter;
 use crate::error::{ApiError, ApiResult, Error};
-use crate::live::{self, MatchRequest};
+use crate::live::{self, Asker, MatchRequest, Sight};
 use crate::{AppState, games, players};
 
 pub fn router() -> Router<AppState> {
@@ -30,6 +30,7 @@ pub fn router() -> Router<AppState> {
         .route("/matches", get(list_matches).post(create_match))
         .route("/matches/{id}", get(match_json))
         .route("/matches/{id}/events", get(events))
+        .route("/matches/{id}/views/{role}", get(view))
         .route("/matches/{id}/moves", post(moves))
         .route("/matches/{id}/abort", post(abort))
         .route("/server", get(server))
@@ -338,12 +339,140 @@ pub async fn record(
     Ok((record, status))
 }
 
-async fn match_json(State(gm): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+/// Who asks to see match `id`: the holder of one of its seats' tokens, or the admin (by
+/// the bearer token, or a page session), or anyone. A bearer token the server does not know
+/// is refused (401).
+pub async fn asker(gm: &AppState, id: &str, headers: &HeaderMap) -> Result<Asker, Error> {
+    if let Some(token) = bearer_token(headers) {
+        if let Some(seat) = live::seat_of(gm, id, token).await? {
+            return Ok(Asker::Seat(seat));
+        }
+        return match gm.auth.token(gm, token).await? {
+            Some(crate::auth::Who::Admin) => Ok(Asker::Admin),
+            Some(_) => Ok(Asker::Anyone),
+            None => Err(Error::Unauthorized(
+                "the token is not one this server knows, nor a seat of this match".into(),
+            )),
+        };
+    }
+    Ok(match gm.auth.session(headers) {
+        Some((crate::auth::Who::Admin, _)) => Asker::Admin,
+        _ => Asker::Anyone,
+    })
+}
+
+/// Whether a match is GDL-II (it has percepts) and whether what its roles see is secret now
+/// (it is being played).
+pub fn secrecy(gm: &AppState, id: &str, record: &ggp_match::MatchRecord) -> (bool, bool) {
+    match live::get(gm, id) {
+        Some(l) => (l.gdl2 || !record.percepts.is_empty(), l.secret()),
+        None => (!record.percepts.is_empty(), false),
+    }
+}
+
+/// A role named by its index or its name (without regard to case).
+pub fn role_index(roles: &[String], text: &str) -> Result<usize, Error> {
+    if let Ok(k) = text.trim().parse::<usize>() {
+        return Ok(k);
+    }
+    roles
+        .iter()
+        .position(|r| r.eq_ignore_ascii_case(text.trim()))
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "`{}` is not a role of the match ({})",
+                text.chars().take(100).collect::<String>(),
+                roles.join(", ")
+            ))
+        })
+}
+
+/// What of a match's record is hidden while a GDL-II match is played, from all but the admin.
+pub const SECRET_FIELDS: [&str; 4] = ["states", "moves", "errors", "percepts"];
+
+async fn match_json(
+    State(gm): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
     let (record, status) = record(&gm, &id).await?;
+    let asker = asker(&gm, &id, &headers).await?;
+    let (gdl2, secret) = secrecy(&gm, &id, &record);
+    let sight = live::sight(gdl2, secret, asker, None, &record.game_role_names)?;
+    let steps = record.moves.len();
     let mut value = serde_json::to_value(&record)
         .map_err(|e| Error::Internal(format!("the record does not serialise: {e}")))?;
     value["status"] = json!(status);
+    if sight != Sight::All
+        && let Some(fields) = value.as_object_mut()
+    {
+        for field in SECRET_FIELDS {
+            fields.remove(field);
+        }
+        value["steps"] = json!(steps);
+        value["hidden"] = json!(
+            "a GDL-II match being played: its states, moves, errors and percepts are shown when it is over (to the admin now); a seat's token shows its role's view at /api/matches/{id}/views/{role}"
+        );
+    }
     Ok(Json(value))
+}
+
+/// A role's view of a GDL-II match: what it saw at each step, its own moves and errors, and
+/// its turn (its legal moves) when one of its seat's moves is awaited.
+async fn view(
+    State(gm): State<AppState>,
+    Path((id, role)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let (record, status) = record(&gm, &id).await?;
+    let roles = &record.game_role_names;
+    let r = role_index(roles, &role)?;
+    let asker = asker(&gm, &id, &headers).await?;
+    let (gdl2, secret) = secrecy(&gm, &id, &record);
+    if !gdl2 {
+        return Err(Error::BadRequest(format!(
+            "`{id}` is a GDL match: every role is told every joint move, so a role's view is the whole match (GET /api/matches/{id})"
+        ))
+        .into());
+    }
+    let Sight::Role(r) = live::sight(gdl2, secret, asker, Some(r), roles)? else {
+        return Err(Error::Internal("a role's view is a role's".into()).into());
+    };
+    Ok(Json(role_view(&gm, &id, &record, status, r)))
+}
+
+/// The JSON of role `r`'s view of a match.
+pub fn role_view(
+    gm: &AppState,
+    id: &str,
+    record: &ggp_match::MatchRecord,
+    status: &str,
+    r: usize,
+) -> Value {
+    let steps: Vec<Value> = (0..record.moves.len())
+        .map(|k| {
+            json!({
+                "step": k + 1,
+                "move": record.moves[k].get(r),
+                "error": record.errors.get(k).and_then(|e| e.get(r)),
+                "percepts": record.percepts.get(k).and_then(|p| p.get(r)).cloned().unwrap_or_default(),
+            })
+        })
+        .collect();
+    let turn = live::get(gm, id).and_then(|l| l.turn_of(r));
+    json!({
+        "id": id,
+        "role": record.game_role_names[r],
+        "seat": r,
+        "player": record.player_names_from_host.get(r),
+        "status": status,
+        "roles": record.game_role_names,
+        "startClock": record.start_clock,
+        "playClock": record.play_clock,
+        "steps": steps,
+        "goal": if record.is_completed { json!(record.goal_values.get(r)) } else { json!(null) },
+        "turn": turn,
+    })
 }
 
 async fn events(
@@ -361,7 +490,26 @@ async fn events(
         None => number::<usize>(&params, "from")?.unwrap_or(0),
     };
     let html = params.get("html").is_some_and(|v| v == "1" || v == "true");
-    let stream = live::watch_match(&gm, &id, from, html).await?;
+    let asker = asker(&gm, &id, &headers).await?;
+    let (roles, gdl2, secret) = match record(&gm, &id).await {
+        Ok((record, _)) => {
+            let (gdl2, secret) = secrecy(&gm, &id, &record);
+            (record.game_role_names, gdl2, secret)
+        }
+        // Created, not recorded yet: what the live match says.
+        Err(Error::NotFound(m)) => match live::get(&gm, &id) {
+            Some(l) => (l.roles.clone(), l.gdl2, l.secret()),
+            None => return Err(Error::NotFound(m).into()),
+        },
+        Err(e) => return Err(e.into()),
+    };
+    let role = params
+        .get("role")
+        .filter(|r| !r.is_empty())
+        .map(|r| role_index(&roles, r))
+        .transpose()?;
+    let sight = live::sight(gdl2, secret, asker, role, &roles)?;
+    let stream = live::watch_match(&gm, &id, from, html, sight).await?;
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())

@@ -90,7 +90,8 @@ pub struct Player {
 /// A seat of a served match.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Seat {
-    /// `player`, `builtin` or `human`.
+    /// `player`, `builtin`, `human`, or `manager` (GDL-II's `random` role, which the manager
+    /// plays; it has no row in `seats`).
     pub kind: String,
     pub name: String,
 }
@@ -150,8 +151,21 @@ pub struct Added {
 pub struct NewMatch {
     pub match_id: String,
     pub version_id: i64,
-    /// Kind, registered player id, name, token hash (human seats).
-    pub seats: Vec<(String, Option<i64>, String, Option<String>)>,
+    /// GDL-II's `random` role has no seat: the manager plays it.
+    pub seats: Vec<NewSeat>,
+}
+
+/// A seat of a new served match.
+pub struct NewSeat {
+    /// The role's index.
+    pub seat: usize,
+    /// `player`, `builtin` or `human`.
+    pub kind: &'static str,
+    /// The registered player's id.
+    pub player: Option<i64>,
+    pub name: String,
+    /// The SHA-256 of a human seat's token.
+    pub token_hash: Option<String>,
 }
 
 const VERSION_COLUMNS: &str =
@@ -573,11 +587,18 @@ impl Db {
                  VALUES (?1, ?2, ?3)",
                 params![m.match_id, m.version_id, now_ms()],
             )?;
-            for (k, (kind, player, name, token)) in m.seats.iter().enumerate() {
+            for seat in &m.seats {
                 conn.execute(
                     "INSERT INTO seats (match_id, seat, kind, player_ref, name, token_hash)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![m.match_id, k as i64, kind, player, name, token],
+                    params![
+                        m.match_id,
+                        seat.seat as i64,
+                        seat.kind,
+                        seat.player,
+                        seat.name,
+                        seat.token_hash
+                    ],
                 )?;
             }
             Ok(())
@@ -679,38 +700,58 @@ fn poisoned() -> Error {
 }
 
 fn served(conn: &Connection, id: &str) -> Result<Option<Served>, Error> {
-    let head: Option<(String, i64, Option<String>)> = conn
+    let head: Option<(String, i64, Option<String>, String)> = conn
         .query_row(
-            "SELECT g.key, v.version, s.failure FROM served_matches s
+            "SELECT g.key, v.version, s.failure, v.roles FROM served_matches s
              JOIN game_versions v ON s.game_version_ref = v.id
              JOIN games g ON v.game_ref = g.id WHERE s.match_id = ?1",
             [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .optional()
         .map_err(sql)?;
-    let Some((game, version, failure)) = head else {
+    let Some((game, version, failure, roles)) = head else {
         return Ok(None);
     };
+    let roles: Vec<String> = from_json(&roles);
     let mut st = conn
-        .prepare("SELECT kind, name FROM seats WHERE match_id = ?1 ORDER BY seat")
+        .prepare("SELECT seat, kind, name FROM seats WHERE match_id = ?1 ORDER BY seat")
         .map_err(sql)?;
-    let seats = st
+    let rows = st
         .query_map([id], |r| {
-            Ok(Seat {
-                kind: r.get(0)?,
-                name: r.get(1)?,
-            })
+            Ok((
+                r.get::<_, i64>(0)?,
+                Seat {
+                    kind: r.get(1)?,
+                    name: r.get(2)?,
+                },
+            ))
         })
         .map_err(sql)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sql)?;
+    // A seat per role: the role without a row is GDL-II's `random`, played by the manager.
+    let n = roles.len().max(rows.len());
+    let mut seats: Vec<Seat> = (0..n).map(|_| manager_seat()).collect();
+    for (k, seat) in rows {
+        if let Some(slot) = usize::try_from(k).ok().and_then(|k| seats.get_mut(k)) {
+            *slot = seat;
+        }
+    }
     Ok(Some(Served {
         game,
         version,
         seats,
         failure,
     }))
+}
+
+/// The seat of GDL-II's `random` role.
+pub fn manager_seat() -> Seat {
+    Seat {
+        kind: "manager".into(),
+        name: ggp_match::MANAGER_PLAYS_RANDOM.into(),
+    }
 }
 
 fn matches(conn: &Connection, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {

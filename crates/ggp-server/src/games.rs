@@ -145,6 +145,26 @@ fn roles(text: &str) -> Vec<String> {
     roles
 }
 
+/// The role GDL-II's manager plays, `random` (recognised by name, as the reasoner does), if
+/// the game has one: it is no seat of a match.
+pub fn random_role(roles: &[String]) -> Option<usize> {
+    roles.iter().position(|r| r.eq_ignore_ascii_case("random"))
+}
+
+/// Whether rules are a GDL-II game: a `random` role or a `sees` rule (as
+/// `StateMachine::is_gdl2` says, read from the text so that nothing needs to be loaded).
+pub fn is_gdl2(text: &str) -> bool {
+    let parse = gdl_syntax::parse(text);
+    random_role(&roles(text)).is_some()
+        || parse.description.items.iter().any(|item| {
+            let head = match item {
+                Item::Fact(s) => s,
+                Item::Rule(r) => &r.head,
+            };
+            head.name.text.eq_ignore_ascii_case("sees")
+        })
+}
+
 /// Checks and keeps a version of a game; returns what was added and the version.
 pub async fn add(
     db: &Db,
@@ -397,6 +417,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.roles, ["x", "o"]);
+    }
+
+    #[test]
+    fn gdl2_games_are_recognised_by_their_random_role_or_their_sees_rules() {
+        let monty = include_str!("../../../games/montyhall.kif");
+        assert!(is_gdl2(monty));
+        assert_eq!(random_role(&roles(monty)), Some(1));
+        assert!(is_gdl2("(role a) (role b) (<= (sees a (x)) (does b y))"));
+        assert!(is_gdl2("(role Random) (role b)"));
+        let tictactoe = include_str!("../../../games/tictactoe.kif");
+        assert!(!is_gdl2(tictactoe));
+        assert_eq!(random_role(&roles(tictactoe)), None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
 use crate::board::{Geometry, Target, targets};
-use crate::db::{NewMatch, Seat, now_ms};
+use crate::db::{NewMatch, NewSeat, Seat, now_ms};
 use crate::error::Error;
 use crate::term::{Term, parse_state};
 use crate::{Gamemaster, auth};
@@ -117,13 +117,95 @@ struct LiveData {
     status_seen: Option<(&'static str, Vec<String>)>,
 }
 
+/// What someone may see of a match. In a GDL game, everything. In a GDL-II game, while it is
+/// played (its secret phase), the true state, the joint moves and the roles' percepts are
+/// shown only to the admin; a seat's token shows its role's view (its percepts, its own moves
+/// and errors, its legal moves), and anyone else sees the match's progress (the steps made,
+/// the clocks, the status). Once the match is over, everything is public. A page opened as a
+/// seat (`?seat=K`) shows that role's view only, whoever opens it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sight {
+    /// The true state, every move and every role's percepts.
+    All,
+    /// One role's view (its index).
+    Role(usize),
+    /// The steps made, the clocks and the status.
+    Progress,
+}
+
+impl Sight {
+    /// `all`, `role` or `progress`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sight::All => "all",
+            Sight::Role(_) => "role",
+            Sight::Progress => "progress",
+        }
+    }
+}
+
+/// Who asks to see a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asker {
+    Admin,
+    /// The holder of this seat's token.
+    Seat(usize),
+    Anyone,
+}
+
+/// What `asker` may see of a match (see [`Sight`]), asking for `role`'s view or (`None`) the
+/// whole match. `gdl2`: the match has percepts; `secret`: a GDL-II match being played.
+pub fn sight(
+    gdl2: bool,
+    secret: bool,
+    asker: Asker,
+    role: Option<usize>,
+    roles: &[String],
+) -> Result<Sight, Error> {
+    if let Some(r) = role
+        && r >= roles.len()
+    {
+        return Err(Error::NotFound(format!(
+            "the match has {} roles; there is no role {r}",
+            roles.len()
+        )));
+    }
+    if !gdl2 {
+        return Ok(Sight::All);
+    }
+    Ok(match (asker, role) {
+        (Asker::Seat(s), None) => Sight::Role(s),
+        (Asker::Seat(s), Some(r)) if r == s || !secret => Sight::Role(r),
+        (Asker::Seat(s), Some(r)) => {
+            return Err(Error::Forbidden(format!(
+                "this seat's token shows the view of `{}`, not of `{}`, while the match is played",
+                roles[s], roles[r]
+            )));
+        }
+        (Asker::Admin, Some(r)) => Sight::Role(r),
+        (Asker::Admin, None) => Sight::All,
+        (Asker::Anyone, Some(r)) if secret => {
+            return Err(Error::Unauthorized(format!(
+                "while a GDL-II match is played, the view of `{}` needs its seat's token (or the admin's): `Authorization: Bearer <token>`",
+                roles[r]
+            )));
+        }
+        (Asker::Anyone, Some(r)) => Sight::Role(r),
+        (Asker::Anyone, None) if secret => Sight::Progress,
+        (Asker::Anyone, None) => Sight::All,
+    })
+}
+
 /// A match running in this server.
 pub struct Live {
     pub id: String,
     pub game: String,
     pub version: i64,
     pub roles: Vec<String>,
+    /// A seat per role (GDL-II's `random`: the manager's).
     pub seats: Vec<Seat>,
+    /// A GDL-II game: while it is played, what each role sees is secret (see [`Sight`]).
+    pub gdl2: bool,
     pub start_clock: Duration,
     pub play_clock: Duration,
     /// Waited after each step before the next PLAY.
@@ -151,9 +233,27 @@ impl Live {
         lock(&self.data).ended
     }
 
+    /// Whether what the roles see is secret now: a GDL-II match not over yet.
+    pub fn secret(&self) -> bool {
+        let data = lock(&self.data);
+        self.gdl2
+            && !data.ended
+            && !data
+                .record
+                .as_ref()
+                .is_some_and(|r| r.is_completed || r.is_aborted)
+    }
+
     /// The record so far (names as registered).
     pub fn record(&self) -> Option<MatchRecord> {
         lock(&self.data).record.clone()
+    }
+
+    /// The move awaited from seat `seat`, if any: `{"step", "moves", "deadline"}`.
+    pub fn turn_of(&self, seat: usize) -> Option<serde_json::Value> {
+        let data = lock(&self.data);
+        let turn = data.turns.get(seat)?.as_ref()?;
+        Some(json!({"step": turn.step, "moves": turn.legal, "deadline": turn.deadline}))
     }
 
     /// The running clock, if any.
@@ -224,6 +324,9 @@ impl Live {
                 copy.errors.truncate(n);
                 copy.errors
                     .extend_from_slice(&rec.errors[n.min(rec.errors.len())..]);
+                let p = copy.percepts.len();
+                copy.percepts
+                    .extend_from_slice(&rec.percepts[p.min(rec.percepts.len())..]);
                 copy.start_errors.clone_from(&rec.start_errors);
                 copy.goal_values.clone_from(&rec.goal_values);
                 copy.is_completed = rec.is_completed;
@@ -466,20 +569,44 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         )));
     }
     let roles = version.roles.clone();
-    if req.players.len() != roles.len() {
-        return Err(Error::BadRequest(format!(
-            "the game `{}` has {} role{} ({}), but {} player{} given",
-            version.key,
-            roles.len(),
-            if roles.len() == 1 { "" } else { "s" },
-            roles.join(", "),
+    // GDL-II's `random` role is no seat: the manager plays it.
+    let chance = crate::games::random_role(&roles);
+    let seated: Vec<usize> = (0..roles.len()).filter(|&k| Some(k) != chance).collect();
+    if req.players.len() != seated.len() {
+        let names = |ks: &[usize]| -> String {
+            ks.iter()
+                .map(|&k| roles[k].as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let given = format!(
+            "{} player{} given",
             req.players.len(),
             if req.players.len() == 1 {
                 " was"
             } else {
                 "s were"
             }
-        )));
+        );
+        return Err(Error::BadRequest(match chance {
+            Some(r) => format!(
+                "the game `{}` has {} roles ({}), but `{}` is GDL-II's random role, which the manager plays: give {} player{}, for {}; {given}",
+                version.key,
+                roles.len(),
+                names(&(0..roles.len()).collect::<Vec<_>>()),
+                roles[r],
+                seated.len(),
+                if seated.len() == 1 { "" } else { "s" },
+                names(&seated),
+            ),
+            None => format!(
+                "the game `{}` has {} role{} ({}), but {given}",
+                version.key,
+                roles.len(),
+                if roles.len() == 1 { "" } else { "s" },
+                names(&seated),
+            ),
+        }));
     }
     for (clock, name) in [(req.startclock, "startclock"), (req.playclock, "playclock")] {
         if clock > MAX_CLOCK {
@@ -504,7 +631,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
     let mut seats = Vec::new();
     let mut rows = Vec::new();
     let mut humans = Vec::new();
-    for (k, name) in req.players.iter().enumerate() {
+    for (&k, name) in seated.iter().zip(&req.players) {
         if name.eq_ignore_ascii_case(HUMAN) {
             let (channel, messages) = SeatChannel::new(HUMAN);
             let token = auth::new_token();
@@ -513,12 +640,13 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
                 kind: "human".into(),
                 name: HUMAN.into(),
             });
-            rows.push((
-                "human".to_string(),
-                None,
-                HUMAN.to_string(),
-                Some(auth::hash(&token)),
-            ));
+            rows.push(NewSeat {
+                seat: k,
+                kind: "human",
+                player: None,
+                name: HUMAN.into(),
+                token_hash: Some(auth::hash(&token)),
+            });
             humans.push((k, token, messages));
         } else if let Some(kind) = StrategyKind::parse(name) {
             specs.push(PlayerSpec::Builtin(kind));
@@ -526,7 +654,13 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
                 kind: "builtin".into(),
                 name: kind.name().into(),
             });
-            rows.push(("builtin".to_string(), None, kind.name().to_string(), None));
+            rows.push(NewSeat {
+                seat: k,
+                kind: "builtin",
+                player: None,
+                name: kind.name().into(),
+                token_hash: None,
+            });
         } else if let Some(p) = registered
             .iter()
             .find(|p| p.name.eq_ignore_ascii_case(name))
@@ -542,7 +676,13 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
                 kind: "player".into(),
                 name: p.name.clone(),
             });
-            rows.push(("player".to_string(), Some(p.id), p.name.clone(), None));
+            rows.push(NewSeat {
+                seat: k,
+                kind: "player",
+                player: Some(p.id),
+                name: p.name.clone(),
+                token_hash: None,
+            });
         } else {
             return Err(Error::BadRequest(format!(
                 "`{}` is not a player: use a registered player's name, {}, or `{HUMAN}`",
@@ -551,6 +691,16 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             )));
         }
     }
+    if let Some(r) = chance {
+        seats.insert(r, crate::db::manager_seat());
+    }
+    let rules = version.rules.clone().unwrap_or_default();
+    let gdl2 = chance.is_some() || {
+        let text = rules.clone();
+        tokio::task::spawn_blocking(move || crate::games::is_gdl2(&text))
+            .await
+            .map_err(|e| Error::Internal(format!("reading the rules failed: {e}")))?
+    };
     let id = new_id(gm, &version.key).await?;
     gm.db
         .add_served(NewMatch {
@@ -567,7 +717,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
     let config = MatchConfig {
         match_id: id.clone(),
         game_name: version.key.clone(),
-        rules: version.rules.clone().unwrap_or_default(),
+        rules,
         start_clock: Duration::from_secs(req.startclock),
         play_clock: Duration::from_secs(req.playclock),
         grace: gm.config.grace,
@@ -581,6 +731,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         version: version.version,
         roles: roles.clone(),
         seats,
+        gdl2,
         start_clock: config.start_clock,
         play_clock: config.play_clock,
         delay: Duration::from_millis(req.delay),
@@ -606,8 +757,10 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         links.push(SeatLink {
             seat: k,
             role: roles[k].clone(),
+            // `?seat=K`: the page shows that role's view only; the token stays in the
+            // fragment, which browsers never send.
             url: format!(
-                "/matches/{}#seat={k}&token={token}",
+                "/matches/{}?seat={k}#seat={k}&token={token}",
                 crate::pages::path_part(&id)
             ),
             token,
@@ -685,6 +838,8 @@ struct Watcher {
     live: Option<Arc<Live>>,
     changes: Option<watch::Receiver<u64>>,
     html: bool,
+    /// What the watcher may see.
+    sight: Sight,
     /// States sent (the initial one with `begin`).
     states: usize,
     clock_v: u64,
@@ -727,21 +882,26 @@ impl Watcher {
         let mut data = lock(&live.data);
         if data.record.is_some() {
             let record = data.record.clone().expect("there is a record");
+            let sight = self.sight;
+            let boards = self.html && sight == Sight::All;
             if self.states == 0 {
-                let board = self.html.then(|| live.board(&mut data, 0));
+                let board = boards.then(|| live.board(&mut data, 0));
                 self.queue.push_back(begin(
                     &live.id,
                     &live.game,
                     Some(live.version),
                     &record,
                     board,
+                    sight,
+                    live.gdl2,
                 ));
                 self.states = 1;
             }
             while self.states < record.states.len() {
                 let k = self.states;
-                let board = self.html.then(|| live.board(&mut data, k));
-                self.queue.push_back(step(&record, k, board, self.html));
+                let board = boards.then(|| live.board(&mut data, k));
+                self.queue
+                    .push_back(step(&record, k, board, self.html, sight));
                 self.states += 1;
             }
             if data.clock_v != self.clock_v {
@@ -761,9 +921,21 @@ impl Watcher {
                     .iter()
                     .enumerate()
                     .filter_map(|(k, t)| {
-                        t.as_ref().map(|t| {
-                            json!({"seat": k, "role": live.roles[k], "step": t.step,
-                                   "moves": t.legal, "targets": t.targets, "deadline": t.deadline})
+                        t.as_ref().and_then(|t| match self.sight {
+                            Sight::All => {
+                                Some(json!({"seat": k, "role": live.roles[k], "step": t.step,
+                                   "moves": t.legal, "targets": t.targets, "deadline": t.deadline}))
+                            }
+                            // Only its own legal moves: another role's depend on what it sees.
+                            Sight::Role(r) if r == k => {
+                                Some(json!({"seat": k, "role": live.roles[k], "step": t.step,
+                                   "moves": t.legal, "targets": [], "deadline": t.deadline}))
+                            }
+                            Sight::Role(_) => None,
+                            Sight::Progress => {
+                                Some(json!({"seat": k, "role": live.roles[k], "step": t.step,
+                                   "deadline": t.deadline}))
+                            }
                         })
                     })
                     .collect();
@@ -805,7 +977,7 @@ impl Watcher {
             Some(s) => (s.game.clone(), Some(s.version)),
             None => (record.game_name.clone(), None),
         };
-        let geometry = if self.html {
+        let geometry = if self.html && self.sight == Sight::All {
             let hint = match &served {
                 Some(s) => self
                     .gm
@@ -820,8 +992,10 @@ impl Watcher {
         } else {
             None
         };
+        let gdl2 = !record.percepts.is_empty();
+        let sight = self.sight;
         let board = |k: usize| -> Option<Arc<str>> {
-            self.html.then(|| {
+            (self.html && sight == Sight::All).then(|| {
                 let state = parse_state(&record.states[k]);
                 crate::board::render(&state, geometry.as_ref())
                     .into_string()
@@ -829,12 +1003,20 @@ impl Watcher {
             })
         };
         if self.states == 0 {
-            self.queue
-                .push_back(begin(&self.id, &game, version, &record, board(0)));
+            self.queue.push_back(begin(
+                &self.id,
+                &game,
+                version,
+                &record,
+                board(0),
+                sight,
+                gdl2,
+            ));
             self.states = 1;
         }
         for k in self.states..record.states.len() {
-            self.queue.push_back(step(&record, k, board(k), self.html));
+            self.queue
+                .push_back(step(&record, k, board(k), self.html, sight));
         }
         let status = if record.is_completed {
             "finished"
@@ -878,6 +1060,8 @@ fn begin(
     version: Option<i64>,
     record: &MatchRecord,
     board: Option<Arc<str>>,
+    sight: Sight,
+    gdl2: bool,
 ) -> SseEvent {
     let mut data = json!({
         "id": id,
@@ -888,33 +1072,88 @@ fn begin(
         "startClock": record.start_clock,
         "playClock": record.play_clock,
         "startTime": record.start_time,
-        "state": record.states.first(),
+        "gdl2": gdl2,
+        "view": sight.name(),
+        "state": if sight == Sight::All { json!(record.states.first()) } else { json!(null) },
     });
+    if let Sight::Role(r) = sight {
+        data["role"] = json!(r);
+    }
     if let Some(board) = board {
         data["board"] = json!(&*board);
     }
     event("begin", data)
 }
 
-/// The event of step `k` (from 1): the joint move that led to state `k`.
-fn step(record: &MatchRecord, k: usize, board: Option<Arc<str>>, html: bool) -> SseEvent {
+/// The event of step `k` (from 1): the joint move that led to state `k`, as `sight` may see
+/// it.
+fn step(
+    record: &MatchRecord,
+    k: usize,
+    board: Option<Arc<str>>,
+    html: bool,
+    sight: Sight,
+) -> SseEvent {
     let moves = record.moves.get(k - 1).cloned().unwrap_or_default();
     let errors = record.errors.get(k - 1).cloned().unwrap_or_default();
-    let mut data = json!({
-        "step": k,
-        "moves": moves,
-        "errors": errors,
-        "state": record.states.get(k),
-        "time": record.state_times.get(k),
-    });
+    let percepts = record.percepts.get(k - 1);
+    let time = record.state_times.get(k);
+    let mut data = match sight {
+        Sight::All => {
+            let mut data = json!({
+                "step": k,
+                "moves": moves,
+                "errors": errors,
+                "state": record.states.get(k),
+                "time": time,
+            });
+            if let Some(percepts) = percepts {
+                data["percepts"] = json!(percepts);
+            }
+            data
+        }
+        Sight::Role(r) => json!({
+            "step": k,
+            "role": r,
+            "move": moves.get(r),
+            "error": errors.get(r),
+            "percepts": percepts.and_then(|p| p.get(r)).cloned().unwrap_or_default(),
+            "time": time,
+        }),
+        Sight::Progress => json!({"step": k, "time": time}),
+    };
     if let Some(board) = board {
         data["board"] = json!(&*board);
     }
     if html {
-        data["row"] = json!(
-            crate::pages::matches::step_row(k, &moves, &errors, &record.game_role_names)
-                .into_string()
-        );
+        let row = match sight {
+            Sight::All => {
+                crate::pages::matches::step_row(k, &moves, &errors, &record.game_role_names)
+            }
+            Sight::Role(r) => crate::pages::matches::view_row(
+                k,
+                moves.get(r).map(String::as_str),
+                errors.get(r).map(String::as_str),
+                percepts
+                    .and_then(|p| p.get(r))
+                    .map_or(&[][..], Vec::as_slice),
+            ),
+            Sight::Progress => maud::html! {},
+        };
+        data["row"] = json!(row.into_string());
+        if let (Sight::All, Some(percepts)) = (sight, percepts) {
+            data["views"] = json!(
+                (0..record.game_role_names.len())
+                    .map(|r| crate::pages::matches::view_row(
+                        k,
+                        moves.get(r).map(String::as_str),
+                        errors.get(r).map(String::as_str),
+                        percepts.get(r).map_or(&[][..], Vec::as_slice),
+                    )
+                    .into_string())
+                    .collect::<Vec<_>>()
+            );
+        }
     }
     event("step", data).id(k.to_string())
 }
@@ -928,6 +1167,7 @@ pub async fn watch_match(
     id: &str,
     from: usize,
     html: bool,
+    sight: Sight,
 ) -> Result<impl Stream<Item = Result<SseEvent, Infallible>> + use<>, Error> {
     let live = lock(&gm.live).get(id).cloned();
     if live.is_none() && !gm.db.match_exists(id).await? {
@@ -939,6 +1179,7 @@ pub async fn watch_match(
         changes: live.as_ref().map(|l| l.changed.subscribe()),
         live,
         html,
+        sight,
         states: if from > 0 { from + 1 } else { 0 },
         clock_v: 0,
         turn_v: 0,

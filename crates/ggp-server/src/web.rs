@@ -8,7 +8,7 @@ use maud::Markup;
 use crate::auth::{COOKIE, Viewer, same_origin};
 use crate::db::MatchFilter;
 use crate::error::Error;
-use crate::live::{self, MatchRequest};
+use crate::live::{self, MatchRequest, Sight};
 use crate::pages::{self, PageError, PageResult, see_other};
 use crate::{AppState, api, games};
 
@@ -453,6 +453,7 @@ pub async fn match_page(
     State(gm): State<AppState>,
     viewer: Viewer,
     Path(id): Path<String>,
+    params: Params,
 ) -> PageResult {
     let served = gm.db.served(&id).await?;
     let (record, status) = match api::record(&gm, &id).await {
@@ -483,6 +484,24 @@ pub async fn match_page(
     };
     let geometry = pages::geometry(&hint, &record);
     let clock = live::get(&gm, &id).and_then(|l| l.clock());
+    // Opened as a seat: a GDL-II match being played shows that role's view only, filled in by
+    // the page's script with the seat's token (which the server never sees in the address).
+    let seat = match params.get("seat").filter(|s| !s.is_empty()) {
+        Some(s) => Some(api::role_index(&record.game_role_names, s)?),
+        None => None,
+    };
+    if let Some(k) = seat
+        && k >= record.game_role_names.len()
+    {
+        return Err(Error::NotFound(format!("the match has no seat {k}")).into());
+    }
+    let (gdl2, secret) = api::secrecy(&gm, &id, &record);
+    let sight = match (secret, seat) {
+        (false, _) => Sight::All,
+        (true, Some(k)) => Sight::Role(k),
+        (true, None) if viewer.is_admin() => Sight::All,
+        (true, None) => Sight::Progress,
+    };
     ok(pages::matches::match_page(
         &viewer,
         &pages::matches::View {
@@ -491,13 +510,41 @@ pub async fn match_page(
             served: served.as_ref(),
             geometry: geometry.as_ref(),
             clock: clock.as_ref(),
+            gdl2,
+            sight,
+            seat,
         },
     ))
 }
 
+/// Refuses to show the whole of a GDL-II match being played to anyone but the admin.
+async fn whole_match(
+    gm: &AppState,
+    id: &str,
+    headers: &HeaderMap,
+    record: &ggp_match::MatchRecord,
+) -> Result<(), Error> {
+    let (gdl2, secret) = api::secrecy(gm, id, record);
+    if !secret {
+        return Ok(());
+    }
+    let asker = api::asker(gm, id, headers).await?;
+    match live::sight(gdl2, secret, asker, None, &record.game_role_names)? {
+        Sight::All => Ok(()),
+        _ => Err(Error::Forbidden(
+            "a GDL-II match being played: its states and moves are secret until it ends (except to the admin)".into(),
+        )),
+    }
+}
+
 /// The ggp.org match JSON, as `ggp matches export` prints it.
-pub async fn export(State(gm): State<AppState>, Path(id): Path<String>) -> PageResult {
+pub async fn export(
+    State(gm): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> PageResult {
     let (record, _) = api::record(&gm, &id).await?;
+    whole_match(&gm, &id, &headers, &record).await?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/json".to_string()),
@@ -521,11 +568,13 @@ pub async fn export(State(gm): State<AppState>, Path(id): Path<String>) -> PageR
 pub async fn board(
     State(gm): State<AppState>,
     Path((id, k)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> PageResult {
     let k: usize = k
         .parse()
         .map_err(|_| Error::BadRequest(format!("`{k}` is not a state number")))?;
     let (record, _) = api::record(&gm, &id).await?;
+    whole_match(&gm, &id, &headers, &record).await?;
     let Some(state) = record.states.get(k) else {
         return Err(
             Error::NotFound(format!("the match has {} states", record.states.len())).into(),

@@ -873,7 +873,7 @@ async fn a_person_plays_a_seat_through_the_api() {
     let token = seat["token"].as_str().unwrap().to_string();
     assert_eq!(
         seat["url"].as_str().unwrap(),
-        format!("/matches/{id}#seat=0&token={token}")
+        format!("/matches/{id}?seat=0#seat=0&token={token}")
     );
     let response = s
         .app
@@ -994,4 +994,284 @@ async fn a_person_plays_a_seat_through_the_api() {
         .api("POST", &moves, Some(&token), json!({"move": "noop"}))
         .await;
     assert_eq!(a.status, StatusCode::CONFLICT, "the match is over");
+}
+
+/// An events stream opened with a bearer token (a seat's, or the admin's).
+async fn events_as(s: &Site, path: &str, token: Option<&str>) -> (StatusCode, Events) {
+    let mut r = Request::get(path);
+    if let Some(t) = token {
+        r = r.header(header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    let response = s
+        .app
+        .clone()
+        .oneshot(r.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    (
+        status,
+        Events {
+            stream: response.into_body().into_data_stream(),
+            buffer: String::new(),
+        },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gdl2_match_shows_each_role_only_what_it_sees_while_it_is_played() {
+    let s = site("gdl2.sqlite").await;
+    // Monty Hall's `random` role is the manager's: no seat for it, and one given is refused.
+    let a = s
+        .api(
+            "POST",
+            "/api/matches",
+            Some(ADMIN),
+            json!({"game": "montyhall", "players": ["human", "random"], "startclock": 1, "playclock": 60}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    let error = a.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("`random` is GDL-II's random role, which the manager plays: give 1 player, for contestant; 2 players were given"),
+        "{error}"
+    );
+    // The form asks for no player for it.
+    let (cookie, _) = s.login(ADMIN).await;
+    let form = s
+        .get_as("/matches/new?game=montyhall", Some(&cookie))
+        .await
+        .body;
+    assert!(form.contains(r#"id="player0""#), "{form}");
+    assert!(!form.contains(r#"id="player1""#), "{form}");
+    assert!(form.contains("played by the manager"), "{form}");
+
+    let a = s
+        .api(
+            "POST",
+            "/api/matches",
+            Some(ADMIN),
+            json!({"game": "montyhall", "players": ["human"], "startclock": 1, "playclock": 60, "seed": 3}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let created = a.json();
+    let id = created["id"].as_str().unwrap().to_string();
+    let seat = &created["seats"][0];
+    assert_eq!(seat["role"], "contestant");
+    let token = seat["token"].as_str().unwrap().to_string();
+    assert_eq!(
+        seat["url"].as_str().unwrap(),
+        format!("/matches/{id}?seat=0#seat=0&token={token}")
+    );
+
+    // The seat's stream: its role's view only.
+    let events_path = format!("/api/matches/{id}/events?html=1");
+    let (status, mut mine) = events_as(&s, &events_path, Some(&token)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = events_as(&s, &format!("{events_path}&role=random"), Some(&token)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "another role's view");
+    let (status, _) = events_as(&s, &format!("{events_path}&role=contestant"), None).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a role's view without its token"
+    );
+    let moves = format!("/api/matches/{id}/moves");
+    let view = format!("/api/matches/{id}/views/contestant");
+    let mut seen: Vec<Value> = Vec::new();
+    let mut secret_checked = false;
+    loop {
+        let (name, data) = mine.next().await.expect("the stream goes on to its end");
+        let text = data.to_string();
+        match name.as_str() {
+            "begin" => {
+                assert_eq!(data["view"], "role");
+                assert_eq!(data["gdl2"], true);
+                assert!(data["state"].is_null(), "{data}");
+                assert!(data.get("board").is_none(), "{data}");
+            }
+            "step" => {
+                // Exactly the role's own move, error and percepts: no state, no joint move.
+                let mut keys: Vec<&str> = data
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                keys.sort_unstable();
+                assert_eq!(
+                    keys,
+                    ["error", "move", "percepts", "role", "row", "step", "time"],
+                    "{data}"
+                );
+                assert!(
+                    !text.contains("(phase") && !text.contains("(hide"),
+                    "{text}"
+                );
+                seen.push(data);
+            }
+            "turn" => {
+                for seat in data["seats"].as_array().unwrap() {
+                    assert_eq!(seat["seat"], 0, "only its own turn: {data}");
+                }
+                let Some(turn) = data["seats"].as_array().unwrap().first() else {
+                    continue;
+                };
+                let legal: Vec<String> = turn["moves"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| m.as_str().unwrap().to_string())
+                    .collect();
+                if !secret_checked {
+                    secret_checked = true;
+                    assert_eq!(legal, ["(choose 1)", "(choose 2)", "(choose 3)"]);
+                    // While it is played: the record's states, moves and percepts are the
+                    // admin's only; the progress is public.
+                    let public = s.get(&format!("/api/matches/{id}")).await.json();
+                    assert_eq!(public["status"], "live");
+                    for field in ["states", "moves", "errors", "percepts"] {
+                        assert!(public.get(field).is_none(), "{field}: {public}");
+                    }
+                    assert!(public["hidden"].is_string(), "{public}");
+                    let with_seat = s
+                        .api(
+                            "GET",
+                            &format!("/api/matches/{id}"),
+                            Some(&token),
+                            json!(null),
+                        )
+                        .await
+                        .json();
+                    assert!(with_seat.get("states").is_none(), "{with_seat}");
+                    let admin = s
+                        .api(
+                            "GET",
+                            &format!("/api/matches/{id}"),
+                            Some(ADMIN),
+                            json!(null),
+                        )
+                        .await
+                        .json();
+                    assert!(
+                        admin["states"][0]
+                            .as_str()
+                            .unwrap()
+                            .contains("(phase hide)")
+                    );
+                    for path in [
+                        format!("/matches/{id}/export.json"),
+                        format!("/matches/{id}/boards/0"),
+                    ] {
+                        assert_eq!(s.get(&path).await.status, StatusCode::FORBIDDEN, "{path}");
+                    }
+                    // Pages: nobody's but the admin's shows the state, a seat's never.
+                    for page in [
+                        s.get(&format!("/matches/{id}")).await.body,
+                        s.get(&format!("/matches/{id}?seat=0")).await.body,
+                        s.get_as(&format!("/matches/{id}?seat=0"), Some(&cookie))
+                            .await
+                            .body,
+                    ] {
+                        assert!(page.contains("secret until it ends"), "{page}");
+                        assert!(!page.contains("hide"), "{page}");
+                    }
+                    let admin_page = s
+                        .get_as(&format!("/matches/{id}"), Some(&cookie))
+                        .await
+                        .body;
+                    assert!(admin_page.contains("hide"), "{admin_page}");
+                    // The role's view: with its seat's token only.
+                    assert_eq!(s.get(&view).await.status, StatusCode::UNAUTHORIZED);
+                    let a = s
+                        .api(
+                            "GET",
+                            &format!("/api/matches/{id}/views/random"),
+                            Some(&token),
+                            json!(null),
+                        )
+                        .await;
+                    assert_eq!(a.status, StatusCode::FORBIDDEN, "{}", a.body);
+                    let v = s.api("GET", &view, Some(&token), json!(null)).await;
+                    assert_eq!(v.status, StatusCode::OK, "{}", v.body);
+                    let v = v.json();
+                    assert_eq!(v["steps"], json!([]));
+                    assert_eq!(v["turn"]["moves"], json!(legal));
+                    let a = s
+                        .api(
+                            "POST",
+                            &moves,
+                            Some(&token),
+                            json!({"move": "(choose 1)", "step": 0}),
+                        )
+                        .await;
+                    assert_eq!(a.status, StatusCode::ACCEPTED, "{}", a.body);
+                } else {
+                    // Stay or switch: the person saw its pick and the door the host opened.
+                    assert_eq!(legal, ["stay", "switch"]);
+                    let v = s.api("GET", &view, Some(&token), json!(null)).await.json();
+                    let steps = v["steps"].as_array().unwrap();
+                    assert_eq!(steps.len(), 2, "{v}");
+                    assert_eq!(steps[0]["move"], "(choose 1)");
+                    assert_eq!(steps[0]["percepts"], json!(["(picked 1)"]));
+                    assert_eq!(steps[1]["move"], "wait");
+                    let opened = steps[1]["percepts"][0].as_str().unwrap();
+                    assert!(["(opened 2)", "(opened 3)"].contains(&opened), "{v}");
+                    assert!(!v.to_string().contains("(car"), "{v}");
+                    let a = s
+                        .api(
+                            "POST",
+                            &moves,
+                            Some(&token),
+                            json!({"move": "switch", "step": 2}),
+                        )
+                        .await;
+                    assert_eq!(a.status, StatusCode::ACCEPTED, "{}", a.body);
+                }
+            }
+            "end" => {
+                assert_eq!(data["status"], "finished");
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(seen.len(), 3);
+    // Over: everything is public, the percepts of every role at every step.
+    let record = s.finished(&id).await;
+    assert_eq!(
+        record["playerNamesFromHost"],
+        json!(["human", "(the manager)"])
+    );
+    let percepts = record["percepts"].as_array().unwrap();
+    assert_eq!(percepts.len(), 3);
+    for (k, step) in seen.iter().enumerate() {
+        assert_eq!(step["percepts"], percepts[k][0], "step {}", k + 1);
+        assert_eq!(step["move"], record["moves"][k][0]);
+    }
+    assert_eq!(percepts[0][1], json!(["(picked 1)"]));
+    assert_eq!(percepts[2][1], json!(["switch"]));
+    let car = percepts[2][0][0].as_str().unwrap();
+    assert!(car.starts_with("(car "), "{record}");
+    let random = s.get(&format!("/api/matches/{id}/views/random")).await;
+    assert_eq!(random.status, StatusCode::OK, "{}", random.body);
+    assert_eq!(random.json()["steps"][2]["percepts"], json!(["switch"]));
+    assert_eq!(
+        s.get(&format!("/matches/{id}/export.json")).await.status,
+        StatusCode::OK
+    );
+    let page = s.get(&format!("/matches/{id}")).await.body;
+    assert!(page.contains("the true state"), "{page}");
+    assert!(page.contains(r#"id="view-0""#) && page.contains(r#"id="view-1""#));
+    assert!(page.contains(car), "{page}");
+    // A GDL match has no role views.
+    let a = s
+        .api("POST", "/api/matches", Some(ADMIN),
+            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": 1, "playclock": 1}))
+        .await;
+    let ttt = a.json()["id"].as_str().unwrap().to_string();
+    s.finished(&ttt).await;
+    let a = s.get(&format!("/api/matches/{ttt}/views/x")).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
 }

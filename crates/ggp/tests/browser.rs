@@ -1,7 +1,7 @@
 //! `ggp serve` in a real browser: headless Chromium driven over WebDriver (`chromedriver`).
 //! A person logs in, creates a match against a random player through the form, plays it to
-//! its end by clicking the board, and then watches a match of two built-in players update
-//! live to its end.
+//! its end by clicking the board, plays a GDL-II game (Monty Hall) seeing only its role's
+//! view, and then watches a match of two built-in players update live to its end.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. `.ci/run` installs them and sets
 //! `GGP_BROWSER_TEST=required`, so in CI their absence is a failure; elsewhere the test says
@@ -246,6 +246,104 @@ async fn a_person_plays_and_watches_in_a_browser() {
             .all(|row| row[0] == ""),
         "{record}"
     );
+
+    // A GDL-II game, Monty Hall, played as the contestant (the manager plays `random`). The
+    // browser is logged in as the admin, but the seat's page shows only the contestant's
+    // view: what it saw, never the state.
+    let (status, created) = api(
+        "POST",
+        &format!("{}/api/matches", server.url),
+        Some(ADMIN_TOKEN),
+        Some(json!({"game": "montyhall", "players": ["human"], "startclock": 1, "playclock": 60})),
+    );
+    assert_eq!(status, 201, "{created}");
+    let seat_url = created["seats"][0]["url"].as_str().unwrap().to_string();
+    c.goto(&format!("{}{seat_url}", server.url)).await.unwrap();
+    let choose = c
+        .wait()
+        .for_element(Locator::XPath(
+            "//div[@id='seat-moves']/button[text()='(choose 1)']",
+        ))
+        .await
+        .unwrap();
+    assert!(c.find(Locator::Id("truth")).await.is_err(), "no true state");
+    assert!(c.find(Locator::Id("board")).await.is_err(), "no board");
+    choose.click().await.unwrap();
+    let switch = c
+        .wait()
+        .for_element(Locator::XPath(
+            "//div[@id='seat-moves']/button[text()='switch']",
+        ))
+        .await
+        .unwrap();
+    // What it knows so far: its pick, then the door the host opened; nothing of the car.
+    let rows = c.find_all(Locator::Css("#view-0 tbody tr")).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].text().await.unwrap().contains("(picked 1)"));
+    assert!(rows[1].text().await.unwrap().contains("(opened "));
+    let source = c.source().await.unwrap();
+    assert!(
+        !source.contains("(car ") && !source.contains("view-1"),
+        "{source}"
+    );
+    switch.click().await.unwrap();
+    // Over: the page shows everything, from the contestant's point of view first.
+    c.wait()
+        .for_element(Locator::Css("nav.views button.view-tab.active"))
+        .await
+        .unwrap();
+    until(10, "the end, seen as the contestant", || async {
+        text_of(&c, "#seat-status")
+            .await
+            .starts_with("The match is over")
+    })
+    .await;
+    let mine = c.find(Locator::Id("view-0")).await.unwrap();
+    assert!(mine.is_displayed().await.unwrap());
+    assert!(
+        !c.find(Locator::Id("truth"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    let rows = c.find_all(Locator::Css("#view-0 tbody tr")).await.unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows[2].text().await.unwrap().contains("(car "));
+    // The host's point of view, then the true state.
+    c.find(Locator::Css("nav.views button.view-tab[data-view='1']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert!(
+        c.find(Locator::Id("view-1"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    assert!(!mine.is_displayed().await.unwrap());
+    let host = c.find_all(Locator::Css("#view-1 tbody tr")).await.unwrap();
+    assert!(host[2].text().await.unwrap().contains("switch"));
+    c.find(Locator::Css("nav.views button.view-tab[data-view='truth']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert!(
+        c.find(Locator::Id("truth"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    assert!(text_of(&c, "#board").await.contains("car"));
 
     // Two built-in players on connect four, a little slowed down: the page follows live.
     let (status, created) = api(

@@ -318,3 +318,197 @@ fn a_match_running_when_the_server_is_killed_is_aborted_with_its_steps() {
     let out = ggp(&["matches", "list", "--db", db.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("aborted"));
 }
+
+#[test]
+fn a_gdl2_match_is_played_with_the_manager_as_random_and_each_role_sees_only_its_view() {
+    let db = temp_db("serve-gdl2.sqlite");
+    let server = spawn_server(&db, &["--games", &game_path(""), "--grace-ms", "300"]);
+    let url = |path: &str| format!("{}{path}", server.url);
+    let admin = Some(server.token.as_str());
+
+    // Monty Hall against a `ggp player`: the manager plays `random`, which has no seat.
+    let (mut player, player_url) = spawn_player("random");
+    let (status, p) = api(
+        "POST",
+        &url("/api/players"),
+        admin,
+        Some(json!({"name": "alpha", "url": player_url})),
+    );
+    assert_eq!(status, 201, "{p}");
+    let (status, refused) = api(
+        "POST",
+        &url("/api/matches"),
+        admin,
+        Some(
+            json!({"game": "montyhall", "players": ["alpha", "random"], "startclock": 5, "playclock": 5}),
+        ),
+    );
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("GDL-II's random role, which the manager plays"),
+        "{refused}"
+    );
+    let (status, created) = api(
+        "POST",
+        &url("/api/matches"),
+        admin,
+        Some(
+            json!({"game": "montyhall", "players": ["alpha"], "startclock": 5, "playclock": 5, "seed": 7}),
+        ),
+    );
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_string();
+    let stream = events(&url(&format!("/api/matches/{id}/events")));
+    assert_eq!(stream.last().unwrap().1["status"], "finished");
+    let (_, record) = api("GET", &url(&format!("/api/matches/{id}")), None, None);
+    assert_eq!(
+        record["playerNamesFromHost"],
+        json!(["alpha", "(the manager)"])
+    );
+    assert_eq!(record["gameRoleNames"], json!(["contestant", "random"]));
+    let moves = record["moves"].as_array().unwrap();
+    let percepts = record["percepts"].as_array().unwrap();
+    assert_eq!(moves.len(), 3);
+    assert_eq!(percepts.len(), 3);
+    // Every role's percepts at every step: the contestant saw its pick, the door opened and
+    // at the end the car; the host saw the pick and the last move.
+    let pick = moves[0][0].as_str().unwrap().replace("choose", "picked");
+    assert_eq!(percepts[0], json!([[pick], [pick]]));
+    let opened = moves[1][1].as_str().unwrap().replace("open", "opened");
+    assert_eq!(percepts[1], json!([[opened], []]));
+    assert_eq!(percepts[2][1], json!([moves[2][0]]));
+    assert!(percepts[2][0][0].as_str().unwrap().starts_with("(car "));
+    assert!(
+        record["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|row| row[0] == ""),
+        "the player's moves stood: {record}"
+    );
+    // The live stream (all of it, the match being over) has them too; each role's view is
+    // public now; the export is `ggp matches export`'s, percepts included.
+    let steps: Vec<&Value> = stream
+        .iter()
+        .filter(|(n, _)| n == "step")
+        .map(|(_, d)| d)
+        .collect();
+    for (k, step) in steps.iter().enumerate() {
+        assert_eq!(step["percepts"], percepts[k]);
+    }
+    for (r, role) in ["contestant", "random"].iter().enumerate() {
+        let (status, view) = api(
+            "GET",
+            &url(&format!("/api/matches/{id}/views/{role}")),
+            None,
+            None,
+        );
+        assert_eq!(status, 200, "{view}");
+        for (k, step) in view["steps"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(step["percepts"], percepts[k][r]);
+            assert_eq!(step["move"], moves[k][r]);
+        }
+    }
+    let exported = http(
+        "GET",
+        &url(&format!("/matches/{id}/export.json")),
+        None,
+        None,
+    )
+    .2;
+    let out = ggp(&["matches", "export", &id, "--db", db.to_str().unwrap()]);
+    assert_eq!(exported, text(&out.stdout));
+    assert!(exported.contains("\"percepts\""));
+
+    // A person plays the contestant: its play page's data is its own view, nothing else.
+    let (status, created) = api(
+        "POST",
+        &url("/api/matches"),
+        admin,
+        Some(json!({"game": "montyhall", "players": ["human"], "startclock": 1, "playclock": 120})),
+    );
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_string();
+    let token = created["seats"][0]["token"].as_str().unwrap().to_string();
+    let view_url = url(&format!("/api/matches/{id}/views/contestant"));
+    let turn = |step: u64| {
+        wait_for(30, || {
+            let (status, view) = api("GET", &view_url, Some(&token), None);
+            assert_eq!(status, 200, "{view}");
+            (view["turn"]["step"] == step).then_some(view)
+        })
+    };
+    let view = turn(0);
+    assert_eq!(
+        view["turn"]["moves"],
+        json!(["(choose 1)", "(choose 2)", "(choose 3)"])
+    );
+    let (status, _) = api("GET", &view_url, None, None);
+    assert_eq!(
+        status, 401,
+        "a role's view of a match being played needs its token"
+    );
+    let (status, answer) = api(
+        "POST",
+        &url(&format!("/api/matches/{id}/moves")),
+        Some(&token),
+        Some(json!({"move": "(choose 2)", "step": 0})),
+    );
+    assert_eq!(status, 202, "{answer}");
+    // The host opens a door; the person's `wait` is made for it.
+    let view = turn(2);
+    let (_, public) = api("GET", &url(&format!("/api/matches/{id}")), None, None);
+    assert_eq!(public["status"], "live");
+    assert!(public.get("states").is_none() && public.get("percepts").is_none());
+    assert_eq!(public["steps"], 2);
+    let (_, truth) = api("GET", &url(&format!("/api/matches/{id}")), admin, None);
+    let page = http("GET", &url(&format!("/matches/{id}?seat=0")), None, None).2;
+    let car = truth["states"][2]
+        .as_str()
+        .unwrap()
+        .split("(car ")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .next()
+        .unwrap();
+    for shown in [view.to_string(), public.to_string(), page.clone()] {
+        assert!(
+            !shown.contains("(car") && !shown.contains("(hide"),
+            "{shown}"
+        );
+    }
+    assert!(page.contains("secret until it ends"), "{page}");
+    let seen: Vec<&Value> = view["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["percepts"])
+        .collect();
+    assert_eq!(seen[0], &json!(["(picked 2)"]));
+    let opened = seen[1][0].as_str().unwrap();
+    assert!(opened.starts_with("(opened ") && !opened.contains('2') && !opened.contains(car));
+    assert_eq!(view["turn"]["moves"], json!(["stay", "switch"]));
+    let (status, answer) = api(
+        "POST",
+        &url(&format!("/api/matches/{id}/moves")),
+        Some(&token),
+        Some(json!({"move": "switch", "step": 2})),
+    );
+    assert_eq!(status, 202, "{answer}");
+    let record = wait_for(30, || {
+        let (_, r) = api("GET", &url(&format!("/api/matches/{id}")), None, None);
+        (r["status"] == "finished").then_some(r)
+    });
+    let (_, view) = api("GET", &view_url, None, None);
+    let percepts = record["percepts"].as_array().unwrap();
+    for (k, step) in view["steps"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(step["percepts"], percepts[k][0], "step {}", k + 1);
+    }
+    // Switching from 2 to the door neither picked nor opened wins when the car is there.
+    assert_eq!(view["goal"], if car == '2' { 0 } else { 100 }, "{record}");
+    let _ = player.kill();
+}

@@ -7,7 +7,7 @@ use super::{Nav, csrf, game_url, match_url, page, path_part, player_url, status_
 use crate::auth::Viewer;
 use crate::board::Geometry;
 use crate::db::{GameSummary, MatchFilter, MatchRow, Player, Served, Version};
-use crate::live::{Clock, SeatLink};
+use crate::live::{Clock, SeatLink, Sight};
 use crate::term::parse_state;
 use ggp_match::MatchRecord;
 
@@ -127,7 +127,9 @@ pub fn new_match(
                     input type="hidden" name="game" value=(v.key);
                     input type="hidden" name="version" value=(v.version);
                     p.muted { a href=(game_url(&v.key)) { (v.key) } ", version " (v.version) }
-                    @for (k, role) in v.roles.iter().enumerate() {
+                    @let chance = crate::games::random_role(&v.roles);
+                    @for (k, role) in v.roles.iter().enumerate().filter(|(k, _)| Some(*k) != chance) {
+                        @let k = k - usize::from(chance.is_some_and(|r| r < k));
                         label for=(format!("player{k}")) { "Role " code { (role) } }
                         select id=(format!("player{k}")) name=(format!("player{k}")) {
                             optgroup label="Built in" {
@@ -146,6 +148,9 @@ pub fn new_match(
                                 }
                             }
                         }
+                    }
+                    @if let Some(r) = chance {
+                        p.muted.small { "Role " code { (v.roles[r]) } " is GDL-II's random role: it is played by the manager (a uniformly random legal move, drawn from the seed), so it has no seat." }
                     }
                     div.row {
                         div {
@@ -206,6 +211,62 @@ pub fn step_row(k: usize, moves: &[String], errors: &[String], roles: &[String])
     }
 }
 
+/// One row of a role's view: step `k` (from 1), the role's own move (and what went wrong
+/// with it) and what it saw of the joint move.
+pub fn view_row(k: usize, mv: Option<&str>, error: Option<&str>, percepts: &[String]) -> Markup {
+    html! {
+        tr data-step=(k) {
+            th scope="row" { (k) }
+            td {
+                code { (mv.unwrap_or("")) }
+                @if let Some(e) = error.filter(|e| !e.is_empty()) { (self::error(e)) }
+            }
+            td.percepts {
+                @if percepts.is_empty() { span.muted { "nothing" } }
+                @for (j, p) in percepts.iter().enumerate() {
+                    @if j > 0 { " " }
+                    code.percept { (p) }
+                }
+            }
+        }
+    }
+}
+
+/// A role's view of a GDL-II match: a table of what it saw at each step.
+fn role_view(
+    r: usize,
+    role: &str,
+    record: Option<&MatchRecord>,
+    hidden: bool,
+    mine: bool,
+) -> Markup {
+    html! {
+        section.role-view id=(format!("view-{r}")) data-role=(r) hidden[hidden] {
+            h2 {
+                @if mine { "What you know, as " } @else { "What " }
+                code { (role) }
+                @if !mine { " knows" }
+            }
+            p.muted { "The percepts it was sent after each joint move, and its own moves; not the state." }
+            table.list.view {
+                thead { tr { th { "Step" } th { "Its move" } th { "It saw" } } }
+                tbody {
+                    @if let Some(rec) = record {
+                        @for k in 1..=rec.moves.len() {
+                            (view_row(
+                                k,
+                                rec.moves[k - 1].get(r).map(String::as_str),
+                                rec.errors.get(k - 1).and_then(|e| e.get(r)).map(String::as_str),
+                                rec.percepts.get(k - 1).and_then(|p| p.get(r)).map_or(&[][..], Vec::as_slice),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// An error entry, `kind: detail`, with the kind as a label.
 fn error(entry: &str) -> Markup {
     let (kind, detail) = entry.split_once(": ").unwrap_or(("error", entry));
@@ -225,10 +286,18 @@ pub struct View<'a> {
     pub served: Option<&'a Served>,
     pub geometry: Option<&'a Geometry>,
     pub clock: Option<&'a Clock>,
+    /// A GDL-II match (its roles see percepts).
+    pub gdl2: bool,
+    /// What the page may show: everything; a role's view, to be filled in by the page's script
+    /// with the seat's token (a GDL-II match being played, opened as a seat); or the progress.
+    pub sight: Sight,
+    /// The seat the page was opened as (`?seat=K`).
+    pub seat: Option<usize>,
 }
 
 pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
     let r = v.record;
+    let all = v.sight == Sight::All;
     let last = r.states.len().saturating_sub(1);
     let state = parse_state(r.states.last().map(String::as_str).unwrap_or("()"));
     let live = v.status == "live";
@@ -239,19 +308,22 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
             .count()
     };
     let game = v.served.map_or(r.game_name.as_str(), |s| s.game.as_str());
+    let roles = &r.game_role_names;
     page(
         &format!("{game} · {}", r.match_id),
         viewer,
         Nav::Matches,
         html! {
             div #match data-id=(r.match_id) data-live=(live) data-steps=(r.moves.len())
-                data-playclock=(r.play_clock) {
+                data-playclock=(r.play_clock) data-gdl2=(v.gdl2) data-sight=(v.sight.name())
+                data-seat=[v.seat] {
                 div.title-row {
                     h1 {
                         @if let Some(s) = v.served {
                             a href=(format!("{}?version={}", game_url(&s.game), s.version)) { (s.game) }
                         } @else { (game) }
                         " " span.muted.small { (r.match_id) }
+                        @if v.gdl2 { " " span.badge.gdl2 title="a game of imperfect information: each role sees only its percepts" { "GDL-II" } }
                     }
                     span #status { (status_badge(v.status)) }
                 }
@@ -264,16 +336,43 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                     p.notice { "Not finished: its manager is still running elsewhere, or stopped without recording an end." }
                 }
                 p.notice.aborted #abort-reason-live hidden {}
+                @if v.gdl2 && all {
+                    nav.views aria-label="point of view" {
+                        span.muted { "Point of view: " }
+                        button.view-tab.active type="button" data-view="truth" { "the true state" }
+                        @for (k, role) in roles.iter().enumerate() {
+                            button.view-tab type="button" data-view=(k) { code { (role) } }
+                        }
+                    }
+                }
                 div.match-layout {
                     section.board-panel {
-                        div #board { (crate::board::render(&state, v.geometry)) }
-                        div.stepper {
-                            button #first type="button" title="first state" { "«" }
-                            button #prev type="button" title="previous state" { "◀" }
-                            input #slider type="range" min="0" max=(last) value=(last) aria-label="state";
-                            button #next type="button" title="next state" { "▶" }
-                            button #latest type="button" title="latest state" { "»" }
-                            span #step-label { "state " (last) " of " (last) }
+                        @if all {
+                            div #truth {
+                                div #board { (crate::board::render(&state, v.geometry)) }
+                                div.stepper {
+                                    button #first type="button" title="first state" { "«" }
+                                    button #prev type="button" title="previous state" { "◀" }
+                                    input #slider type="range" min="0" max=(last) value=(last) aria-label="state";
+                                    button #next type="button" title="next state" { "▶" }
+                                    button #latest type="button" title="latest state" { "»" }
+                                    span #step-label { "state " (last) " of " (last) }
+                                }
+                            }
+                            @if v.gdl2 {
+                                @for (k, role) in roles.iter().enumerate() {
+                                    (role_view(k, role, Some(r), true, false))
+                                }
+                            }
+                        } @else {
+                            p.notice.secret {
+                                "A GDL-II match being played: the state, the moves and what each role sees are secret until it ends"
+                                @if let Sight::Role(k) = v.sight { " (you see what " code { (roles.get(k).map_or("", String::as_str)) } " sees)" }
+                                ". Steps played: " span #progress-steps { (r.moves.len()) } "."
+                            }
+                            @if let Sight::Role(k) = v.sight {
+                                (role_view(k, roles.get(k).map_or("", String::as_str), None, false, true))
+                            }
                         }
                         section #seat.card hidden {
                             h2 { "You play " span #seat-role {} }
@@ -291,7 +390,7 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                         table.players {
                             thead { tr { th { "Role" } th { "Player" } th.num { "Goal" } th.num { "Errors" } } }
                             tbody {
-                                @for (k, role) in r.game_role_names.iter().enumerate() {
+                                @for (k, role) in roles.iter().enumerate() {
                                     @let name = r.player_names_from_host.get(k).map(String::as_str).unwrap_or("");
                                     @let kind = v.served.and_then(|s| s.seats.get(k)).map(|s| s.kind.as_str());
                                     tr {
@@ -306,7 +405,7 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                                         td.num.goal data-role=(k) {
                                             @if r.is_completed { (r.goal_values.get(k).map_or(String::new(), u8::to_string)) }
                                         }
-                                        td.num.errors data-role=(k) { (errors_of(k)) }
+                                        td.num.errors data-role=(k) { @if all { (errors_of(k)) } @else { "–" } }
                                     }
                                 }
                             }
@@ -316,8 +415,10 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                             dt { "Started" } dd { (time(r.start_time as i64)) }
                             @if let Some(s) = v.served { dt { "Game" } dd { a href=(format!("{}?version={}", game_url(&s.game), s.version)) { (s.game) " v" (s.version) } } }
                         }
-                        p.links {
-                            a href=(format!("{}/export.json", match_url(&r.match_id))) download=(format!("{}.json", r.match_id)) { "Export (ggp.org JSON)" }
+                        @if all {
+                            p.links {
+                                a href=(format!("{}/export.json", match_url(&r.match_id))) download=(format!("{}.json", r.match_id)) { "Export (ggp.org JSON)" }
+                            }
                         }
                         @if live && viewer.is_admin() {
                             form method="post" action=(format!("{}/abort", match_url(&r.match_id))) {
@@ -327,13 +428,15 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                         }
                     }
                 }
-                section {
-                    h2 { "Moves" }
-                    table.list.moves #moves {
-                        thead { tr { th { "Step" } @for role in &r.game_role_names { th { code { (role) } } } } }
-                        tbody {
-                            @for k in 1..=r.moves.len() {
-                                (step_row(k, &r.moves[k - 1], r.errors.get(k - 1).map_or(&[][..], Vec::as_slice), &r.game_role_names))
+                @if all {
+                    section #truth-moves {
+                        h2 { "Moves" }
+                        table.list.moves #moves {
+                            thead { tr { th { "Step" } @for role in roles { th { code { (role) } } } } }
+                            tbody {
+                                @for k in 1..=r.moves.len() {
+                                    (step_row(k, &r.moves[k - 1], r.errors.get(k - 1).map_or(&[][..], Vec::as_slice), roles))
+                                }
                             }
                         }
                     }
