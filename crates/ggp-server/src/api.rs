@@ -339,6 +339,21 @@ pub async fn record(
     Ok((record, status))
 }
 
+/// [`record`], or for a match created and not recorded yet (its players being started) what
+/// the live match says: its roles, players and clocks, no steps.
+pub async fn record_or_starting(
+    gm: &AppState,
+    id: &str,
+) -> Result<(ggp_match::MatchRecord, &'static str), Error> {
+    match record(gm, id).await {
+        Err(Error::NotFound(m)) => match live::get(gm, id) {
+            Some(l) if !l.ended() => Ok((l.provisional_record(), "live")),
+            _ => Err(Error::NotFound(m)),
+        },
+        found => found,
+    }
+}
+
 /// Who asks to see match `id`: the holder of one of its seats' tokens, or the admin (by
 /// the bearer token, or a page session), or anyone. A bearer token the server does not know
 /// is refused (401).
@@ -395,7 +410,7 @@ async fn match_json(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    let (record, status) = record(&gm, &id).await?;
+    let (record, status) = record_or_starting(&gm, &id).await?;
     let asker = asker(&gm, &id, &headers).await?;
     let (gdl2, secret) = secrecy(&gm, &id, &record);
     let sight = live::sight(gdl2, secret, asker, None, &record.game_role_names)?;
@@ -424,7 +439,7 @@ async fn view(
     Path((id, role)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    let (record, status) = record(&gm, &id).await?;
+    let (record, status) = record_or_starting(&gm, &id).await?;
     let roles = &record.game_role_names;
     let r = role_index(roles, &role)?;
     let asker = asker(&gm, &id, &headers).await?;

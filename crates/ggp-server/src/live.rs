@@ -249,6 +249,32 @@ impl Live {
         lock(&self.data).record.clone()
     }
 
+    /// The record of a match whose players are being started, before anything is recorded:
+    /// its roles, players and clocks, no steps.
+    pub fn provisional_record(&self) -> MatchRecord {
+        MatchRecord {
+            match_id: self.id.clone(),
+            game_name: self.game.clone(),
+            random_token: String::new(),
+            start_time: 0,
+            rules: String::new(),
+            game_role_names: self.roles.clone(),
+            player_names_from_host: self.seats.iter().map(|s| s.name.clone()).collect(),
+            start_clock: self.start_clock.as_secs(),
+            play_clock: self.play_clock.as_secs(),
+            states: Vec::new(),
+            moves: Vec::new(),
+            state_times: Vec::new(),
+            errors: Vec::new(),
+            start_errors: Vec::new(),
+            goal_values: Vec::new(),
+            is_completed: false,
+            is_aborted: false,
+            abort_reason: None,
+            percepts: Vec::new(),
+        }
+    }
+
     /// The move awaited from seat `seat`, if any: `{"step", "moves", "deadline"}`.
     pub fn turn_of(&self, seat: usize) -> Option<serde_json::Value> {
         let data = lock(&self.data);

@@ -389,15 +389,29 @@ fn a_gdl2_match_is_played_with_the_manager_as_random_and_each_role_sees_only_its
             .all(|row| row[0] == ""),
         "the player's moves stood: {record}"
     );
-    // The live stream (all of it, the match being over) has them too; each role's view is
+    // A spectator watching while the match was played saw its progress only: no moves, no
+    // percepts. Read again now that it is over, the stream has them all; each role's view is
     // public now; the export is `ggp matches export`'s, percepts included.
-    let steps: Vec<&Value> = stream
+    let live_steps: Vec<&Value> = stream
         .iter()
         .filter(|(n, _)| n == "step")
         .map(|(_, d)| d)
         .collect();
+    assert_eq!(live_steps.len(), 3, "{stream:?}");
+    for step in &live_steps {
+        assert!(step.get("percepts").is_none(), "{step}");
+        assert!(step.get("moves").is_none(), "{step}");
+    }
+    let replay = events(&url(&format!("/api/matches/{id}/events")));
+    let steps: Vec<&Value> = replay
+        .iter()
+        .filter(|(n, _)| n == "step")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(steps.len(), 3, "{replay:?}");
     for (k, step) in steps.iter().enumerate() {
         assert_eq!(step["percepts"], percepts[k]);
+        assert_eq!(step["moves"], moves[k]);
     }
     for (r, role) in ["contestant", "random"].iter().enumerate() {
         let (status, view) = api(
@@ -433,6 +447,13 @@ fn a_gdl2_match_is_played_with_the_manager_as_random_and_each_role_sees_only_its
     assert_eq!(status, 201, "{created}");
     let id = created["id"].as_str().unwrap().to_string();
     let token = created["seats"][0]["token"].as_str().unwrap().to_string();
+    // At once, recorded or not yet: the match is there, live.
+    let (status, public) = api("GET", &url(&format!("/api/matches/{id}")), None, None);
+    assert_eq!(
+        (status, &public["status"]),
+        (200, &json!("live")),
+        "{public}"
+    );
     let view_url = url(&format!("/api/matches/{id}/views/contestant"));
     let turn = |step: u64| {
         wait_for(30, || {
@@ -475,7 +496,13 @@ fn a_gdl2_match_is_played_with_the_manager_as_random_and_each_role_sees_only_its
         .chars()
         .next()
         .unwrap();
-    for shown in [view.to_string(), public.to_string(), page.clone()] {
+    // The rules are public (they name `car` and `hide`); what is shown of the match is not.
+    let without_rules = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().remove("rules");
+        v.to_string()
+    };
+    for shown in [without_rules(&view), without_rules(&public), page.clone()] {
         assert!(
             !shown.contains("(car") && !shown.contains("(hide"),
             "{shown}"

@@ -55,8 +55,32 @@ pub fn temp_db(name: &str) -> PathBuf {
     path
 }
 
+/// A process a test started: killed when the test ends, passed or panicked (a player left
+/// running would keep `cargo test` waiting on its output).
+pub struct Spawned(pub std::process::Child);
+
+impl std::ops::Deref for Spawned {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Spawned {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `ggp player` on a free port; returns the process and its URL.
-pub fn spawn_player(strategy: &str) -> (std::process::Child, String) {
+pub fn spawn_player(strategy: &str) -> (Spawned, String) {
     let (child, url, _log) = spawn_player_with_log(strategy);
     (child, url)
 }
@@ -65,11 +89,7 @@ pub fn spawn_player(strategy: &str) -> (std::process::Child, String) {
 /// standard error after its first line (its request log), as it comes.
 pub fn spawn_player_with_log(
     strategy: &str,
-) -> (
-    std::process::Child,
-    String,
-    std::sync::Arc<std::sync::Mutex<String>>,
-) {
+) -> (Spawned, String, std::sync::Arc<std::sync::Mutex<String>>) {
     use std::io::{BufRead, Read};
     let mut child = ggp_command(&[
         "player",
@@ -105,7 +125,7 @@ pub fn spawn_player_with_log(
                 .push_str(&String::from_utf8_lossy(&buf[..n]));
         }
     });
-    (child, format!("http://{address}"), log)
+    (Spawned(child), format!("http://{address}"), log)
 }
 
 /// `ggp matches export ID --db FILE`, parsed.
