@@ -19,5 +19,5 @@ pub use record::{MatchRecord, StepError, utc_date};
 pub use seat::{SeatChannel, SeatMessage, Turn};
 pub use store::{
     DEFAULT_BUSY_TIMEOUT, Database, MIGRATIONS, MatchSummary, MatchWriter, SCHEMA_VERSION, Store,
-    StoreError, StoreErrorKind, Update,
+    StoreError, StoreErrorKind, Update, abort as abort_unfinished,
 };

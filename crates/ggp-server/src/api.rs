@@ -33,6 +33,13 @@ pub fn router() -> Router<AppState> {
         .route("/matches/{id}/views/{role}", get(view))
         .route("/matches/{id}/moves", post(moves))
         .route("/matches/{id}/abort", post(abort))
+        .route(
+            "/tournaments",
+            get(list_tournaments).post(create_tournament),
+        )
+        .route("/tournaments/{id}", get(tournament_json))
+        .route("/tournaments/{id}/{action}", post(tournament_action))
+        .route("/leaderboard", get(leaderboard))
         .route("/server", get(server))
         .fallback(|| async {
             ApiError(Error::NotFound(
@@ -187,8 +194,11 @@ async fn player(State(gm): State<AppState>, Path(name): Path<String>) -> ApiResu
             ..MatchFilter::default()
         })
         .await?;
+    let ratings = crate::tournament::ratings(&gm.db).await?;
     let mut value = json!(p);
     value["matches"] = json!(matches);
+    value["rating"] = json!(ratings.overall(&p.name));
+    value["ratings"] = json!(ratings.player(&p.name));
     Ok(Json(value))
 }
 
@@ -314,6 +324,71 @@ async fn create_match(
     Ok((StatusCode::CREATED, Json(json!(created))).into_response())
 }
 
+/// A tournament's id from the path.
+pub fn tournament_id(text: &str) -> Result<i64, Error> {
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "`{}` is not a tournament's id (a positive number)",
+                text.chars().take(50).collect::<String>()
+            ))
+        })
+}
+
+async fn list_tournaments(State(gm): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!(crate::tournament::tournaments(&gm.db).await?)))
+}
+
+async fn create_tournament(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Body(body): Body<crate::tournament::TournamentRequest>,
+) -> ApiResult<Response> {
+    admin_only(&who)?;
+    let made = crate::tournament::create(&gm, body).await?;
+    Ok((StatusCode::CREATED, Json(json!(made))).into_response())
+}
+
+/// A tournament, its standings and its scheduled matches.
+async fn tournament_json(
+    State(gm): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let id = tournament_id(&id)?;
+    let t = crate::tournament::tournament(&gm.db, id).await?;
+    let standings = crate::tournament::standings(&gm.db, id).await?;
+    let matches = crate::tournament::scheduled_matches(&gm.db, id).await?;
+    let mut value = json!(t);
+    value["standings"] = json!(standings);
+    value["matches"] = json!(matches);
+    Ok(Json(value))
+}
+
+async fn tournament_action(
+    State(gm): State<AppState>,
+    Authed(who): Authed,
+    Path((id, action)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    admin_only(&who)?;
+    let id = tournament_id(&id)?;
+    Ok(Json(json!(
+        crate::tournament::set_status(&gm, id, &action).await?
+    )))
+}
+
+/// Ratings from every finished match: overall, or of one game (`?game=KEY`).
+async fn leaderboard(State(gm): State<AppState>, params: Params) -> ApiResult<Json<Value>> {
+    let game = params.get("game").filter(|g| !g.is_empty()).cloned();
+    let ratings = crate::tournament::ratings(&gm.db).await?;
+    Ok(Json(json!({
+        "game": game,
+        "ratings": ratings.leaderboard(game.as_deref()),
+    })))
+}
+
 /// The record of a match, from the live copy or the database, and its status.
 pub async fn record(
     gm: &AppState,
@@ -332,8 +407,11 @@ pub async fn record(
         return Ok((record, status));
     }
     let record = gm.db.record(id).await?;
+    // A served match not over is played by a server that is there (this one or another):
+    // the matches of servers that are gone are aborted.
     let status = match record.status() {
         "unfinished" if live::get(gm, id).is_some() => "live",
+        "unfinished" if gm.db.served(id).await?.is_some() => "live",
         s => s,
     };
     Ok((record, status))
@@ -381,7 +459,11 @@ pub async fn asker(gm: &AppState, id: &str, headers: &HeaderMap) -> Result<Asker
 pub fn secrecy(gm: &AppState, id: &str, record: &ggp_match::MatchRecord) -> (bool, bool) {
     match live::get(gm, id) {
         Some(l) => (l.gdl2 || !record.percepts.is_empty(), l.secret()),
-        None => (!record.percepts.is_empty(), false),
+        // Not played here: a GDL-II match not over (another server plays it) is as secret.
+        None => {
+            let gdl2 = !record.percepts.is_empty();
+            (gdl2, gdl2 && !record.is_completed && !record.is_aborted)
+        }
     }
 }
 

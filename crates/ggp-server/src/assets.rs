@@ -26,6 +26,11 @@ const FILES: &[(&str, &str, &str)] = &[
         include_str!("../assets/match.js"),
     ),
     (
+        "tournament.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/tournament.js"),
+    ),
+    (
         "favicon.svg",
         "image/svg+xml",
         include_str!("../assets/favicon.svg"),

@@ -29,11 +29,11 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-fn json<T: Serialize>(value: &T) -> String {
+pub(crate) fn json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serialises")
 }
 
-fn from_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
     serde_json::from_str(text).unwrap_or_default()
 }
 
@@ -151,6 +151,9 @@ pub struct Added {
 pub struct NewMatch {
     pub match_id: String,
     pub version_id: i64,
+    /// The server playing it (`servers`), and the scheduled row it plays, if any.
+    pub server: Option<i64>,
+    pub scheduled: Option<i64>,
     /// GDL-II's `random` role has no seat: the manager plays it.
     pub seats: Vec<NewSeat>,
 }
@@ -580,13 +583,33 @@ impl Db {
 
     // ----- matches -----
 
-    pub async fn add_served(&self, m: NewMatch) -> Result<(), Error> {
+    /// Adds a served match; returns its id: `m.match_id`, or with a suffix (`.2`, `.3`, …) if
+    /// another process took that id meanwhile (checked in the write's transaction).
+    pub async fn add_served(&self, mut m: NewMatch) -> Result<String, Error> {
         self.write(move |conn| {
+            let base = m.match_id.clone();
+            let mut k = 2;
+            while conn.query_row(
+                "SELECT (SELECT count(*) FROM matches WHERE match_id = ?1)
+                      + (SELECT count(*) FROM served_matches WHERE match_id = ?1)",
+                [&m.match_id],
+                |r| r.get::<_, i64>(0),
+            )? > 0
+            {
+                m.match_id = format!("{base}.{k}");
+                k += 1;
+            }
             conn.execute(
-                "INSERT INTO served_matches (match_id, game_version_ref, created)
-                 VALUES (?1, ?2, ?3)",
-                params![m.match_id, m.version_id, now_ms()],
+                "INSERT INTO served_matches (match_id, game_version_ref, created, server_ref, scheduled_ref)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![m.match_id, m.version_id, now_ms(), m.server, m.scheduled],
             )?;
+            if let Some(row) = m.scheduled {
+                conn.execute(
+                    "UPDATE scheduled SET match_id = ?1 WHERE id = ?2",
+                    params![m.match_id, row],
+                )?;
+            }
             for seat in &m.seats {
                 conn.execute(
                     "INSERT INTO seats (match_id, seat, kind, player_ref, name, token_hash)
@@ -601,7 +624,7 @@ impl Db {
                     ],
                 )?;
             }
-            Ok(())
+            Ok(m.match_id)
         })
         .await
     }
@@ -630,29 +653,6 @@ impl Db {
                 )
                 .map(|n| n > 0)
                 .map_err(sql)
-        })
-        .await
-    }
-
-    /// The served matches that were running when the server stopped: recorded as unfinished,
-    /// or never recorded and never failed.
-    pub async fn interrupted(&self) -> Result<(Vec<String>, Vec<String>), Error> {
-        self.read(|db| {
-            let conn = db.connection();
-            let ids = |sql_text: &str| -> Result<Vec<String>, Error> {
-                let mut st = conn.prepare(sql_text).map_err(sql)?;
-                let rows = st.query_map([], |r| r.get(0)).map_err(sql)?;
-                rows.collect::<rusqlite::Result<Vec<String>>>().map_err(sql)
-            };
-            Ok((
-                ids(
-                    "SELECT s.match_id FROM served_matches s JOIN matches m USING (match_id)
-                     WHERE m.status = 'unfinished'",
-                )?,
-                ids("SELECT s.match_id FROM served_matches s
-                     WHERE s.failure IS NULL
-                       AND NOT EXISTS (SELECT 1 FROM matches m WHERE m.match_id = s.match_id)")?,
-            ))
         })
         .await
     }
@@ -691,7 +691,7 @@ impl Db {
     }
 }
 
-fn sql(e: rusqlite::Error) -> Error {
+pub(crate) fn sql(e: rusqlite::Error) -> Error {
     Error::Internal(format!("the database: {e}"))
 }
 

@@ -27,11 +27,13 @@ pub mod highlight;
 pub mod live;
 pub mod pages;
 pub mod players;
+pub mod ratings;
 pub mod term;
+pub mod tournament;
 mod web;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -60,7 +62,47 @@ pub struct Config {
     pub grace: Duration,
     /// A game still running after this many joint moves is aborted.
     pub max_steps: usize,
+    /// What this process is in `servers`: `web` (pages and the API), `worker` (the schedule
+    /// only) or `tournament` (`ggp tournament`).
+    pub kind: &'static str,
+    /// Tournament matches played at once by this process (0: none, a front end only).
+    pub capacity: usize,
+    /// How often this process tells the database it is alive.
+    pub heartbeat: Duration,
+    /// A server silent for this long is gone: its matches are aborted and its tournament
+    /// matches played by others.
+    pub dead_after: Duration,
+    /// How often the schedule is looked at for other servers' changes.
+    pub poll: Duration,
 }
+
+impl Config {
+    /// A web server's configuration with the defaults for the rest.
+    pub fn new(db: PathBuf, admin_token: String) -> Config {
+        Config {
+            db,
+            games: Vec::new(),
+            admin_token,
+            ping_interval: Duration::from_secs(60),
+            grace: Duration::from_secs(1),
+            max_steps: ggp_match::DEFAULT_MAX_STEPS,
+            kind: "web",
+            capacity: DEFAULT_CAPACITY,
+            heartbeat: DEFAULT_HEARTBEAT,
+            dead_after: DEFAULT_DEAD_AFTER,
+            poll: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Tournament matches a server plays at once unless told otherwise.
+pub const DEFAULT_CAPACITY: usize = 4;
+
+/// How often a server's heartbeat is written.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// How long a server may be silent before it is taken for gone.
+pub const DEFAULT_DEAD_AFTER: Duration = Duration::from_secs(15);
 
 /// What the server did: matches finished and the manager's own time in them.
 #[derive(Default)]
@@ -74,6 +116,11 @@ pub struct StatsInner {
     pub steps: u64,
     /// The manager's own time (everything but waiting for players) over those matches.
     pub manager_micros: u64,
+    /// Claims of scheduled matches made (a match claimed or none there), their total and
+    /// longest time (the transaction, waiting for other servers' included).
+    pub claims: u64,
+    pub claim_micros: u64,
+    pub claim_max_micros: u64,
 }
 
 impl Stats {
@@ -83,6 +130,15 @@ impl Stats {
         s.matches_finished += 1;
         s.steps += timing.steps as u64;
         s.manager_micros += timing.own().saturating_sub(paused).as_micros() as u64;
+    }
+
+    /// A claim of the schedule took `took`.
+    pub fn claimed(&self, took: Duration) {
+        let mut s = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let micros = took.as_micros() as u64;
+        s.claims += 1;
+        s.claim_micros += micros;
+        s.claim_max_micros = s.claim_max_micros.max(micros);
     }
 
     pub fn get(&self) -> StatsInner {
@@ -104,6 +160,13 @@ pub struct Gamemaster {
     /// Woken to ask a player INFO now (after it is registered or edited).
     pub ping_now: Notify,
     stopping: AtomicBool,
+    /// This process's row in `servers`.
+    server: Option<i64>,
+    /// Tournament matches this process is playing.
+    pub scheduled_running: AtomicUsize,
+    /// Woken when the schedule changes here (a tournament made, paused, resumed; a match
+    /// ended).
+    pub schedule_changed: Notify,
 }
 
 /// The state handlers get.
@@ -114,6 +177,8 @@ pub type AppState = Arc<Gamemaster>;
 pub struct Startup {
     /// Matches that were running when the server last stopped, now recorded as aborted.
     pub aborted: usize,
+    /// Tournament matches claimed by servers that are gone, queued again.
+    pub requeued: u64,
     /// Per directory: what importing it did.
     pub imported: Vec<(PathBuf, Result<games::Imported, String>)>,
 }
@@ -129,26 +194,16 @@ impl Gamemaster {
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
         let mut startup = Startup::default();
-        let (unfinished, never_started) = db
-            .interrupted()
+        // Matches left running by servers that are gone (this one's earlier run, say).
+        let host = tournament::Host::this();
+        let reaped = tournament::reap(&db, None, &host, config.dead_after)
             .await
             .map_err(|e| e.message().to_string())?;
-        let reason = format!(
-            "the server stopped while the match was running (noticed when it started again at {} UTC)",
-            ggp_match::utc_date(db::now_ms() as u64)
-        );
-        for id in &unfinished {
-            db.store
-                .abort(id, &reason)
-                .await
-                .map_err(|e| e.to_string())?;
-        }
-        for id in never_started {
-            db.set_failure(id, "the server stopped before the match started".into())
-                .await
-                .map_err(|e| e.message().to_string())?;
-        }
-        startup.aborted = unfinished.len();
+        startup.aborted = reaped.aborted.len();
+        startup.requeued = reaped.requeued;
+        let server = tournament::register(&db, config.kind, &host)
+            .await
+            .map_err(|e| e.message().to_string())?;
         for dir in &config.games {
             let imported = games::import(&db, dir).await;
             startup.imported.push((dir.clone(), imported));
@@ -164,9 +219,24 @@ impl Gamemaster {
             analysis,
             ping_now: Notify::new(),
             stopping: AtomicBool::new(false),
+            server: Some(server),
+            scheduled_running: AtomicUsize::new(0),
+            schedule_changed: Notify::new(),
         });
-        tokio::spawn(players::ping_rounds(gm.clone()));
+        if gm.config.kind != "tournament" {
+            tokio::spawn(players::ping_rounds(gm.clone()));
+        }
+        tokio::spawn(tournament::keep_alive(gm.clone()));
+        // `ggp tournament` plays its own tournament only, once it is made.
+        if gm.config.capacity > 0 && gm.config.kind != "tournament" {
+            tokio::spawn(tournament::work(gm.clone(), None));
+        }
         Ok((gm, startup))
+    }
+
+    /// This process's row in `servers`.
+    pub fn server_id(&self) -> Option<i64> {
+        self.server
     }
 
     /// Queues a game version for analysis.
@@ -183,6 +253,14 @@ impl Gamemaster {
     pub async fn shut_down(&self, reason: &str, wait: Duration) {
         self.stopping.store(true, Ordering::SeqCst);
         live::stop_all(self, reason, wait).await;
+        if let Some(id) = self.server
+            && let Err(e) = tournament::unregister(&self.db, id).await
+        {
+            tournament::log(&format!(
+                "ggp serve: recording that this server stopped failed: {}",
+                e.message()
+            ));
+        }
         let _ = self.db.store.flush().await;
     }
 }
@@ -208,6 +286,14 @@ pub fn router(state: AppState) -> Router {
         .route("/matches/{id}/export.json", get(web::export))
         .route("/matches/{id}/boards/{k}", get(web::board))
         .route("/matches/{id}/abort", post(web::abort))
+        .route(
+            "/tournaments",
+            get(web::tournaments).post(web::create_tournament),
+        )
+        .route("/tournaments/{id}", get(web::tournament))
+        .route("/tournaments/{id}/live", get(web::tournament_live))
+        .route("/tournaments/{id}/{action}", post(web::tournament_action))
+        .route("/leaderboard", get(web::leaderboard))
         .route("/static/{name}", get(assets::serve))
         .nest("/api", api::router())
         .fallback(web::not_found)

@@ -48,6 +48,9 @@ pub struct MatchRequest {
     /// people can follow fast players; 0 by default.
     #[serde(default)]
     pub delay: u64,
+    /// The scheduled row (a tournament's match) this match plays; never from a request.
+    #[serde(skip)]
+    pub scheduled: Option<i64>,
 }
 
 /// The longest delay between steps: a minute.
@@ -206,6 +209,8 @@ pub struct Live {
     pub seats: Vec<Seat>,
     /// A GDL-II game: while it is played, what each role sees is secret (see [`Sight`]).
     pub gdl2: bool,
+    /// The tournament's scheduled match it plays, if any.
+    pub scheduled: Option<i64>,
     pub start_clock: Duration,
     pub play_clock: Duration,
     /// Waited after each step before the next PLAY.
@@ -728,10 +733,13 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             .map_err(|e| Error::Internal(format!("reading the rules failed: {e}")))?
     };
     let id = new_id(gm, &version.key).await?;
-    gm.db
+    let id = gm
+        .db
         .add_served(NewMatch {
-            match_id: id.clone(),
+            match_id: id,
             version_id: version.id,
+            server: gm.server_id(),
+            scheduled: req.scheduled,
             seats: rows,
         })
         .await?;
@@ -758,6 +766,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         roles: roles.clone(),
         seats,
         gdl2,
+        scheduled: req.scheduled,
         start_clock: config.start_clock,
         play_clock: config.play_clock,
         delay: Duration::from_millis(req.delay),
@@ -852,8 +861,12 @@ async fn run(
         }
         Err(_) => None,
     };
-    live.end(failure);
+    let completed = live.record().is_some_and(|r| r.is_completed);
+    live.end(failure.clone());
     lock(&gm.live).remove(&id);
+    if let Some(row) = live.scheduled {
+        crate::tournament::match_ended(&gm, row, completed, failure).await;
+    }
     gm.ended.notify_waiters();
 }
 
@@ -873,7 +886,12 @@ struct Watcher {
     status_v: u64,
     queue: VecDeque<SseEvent>,
     done: bool,
+    /// Following a match another server plays, from the database.
+    polling: bool,
 }
+
+/// How often a match another server plays is read again for its watchers.
+const REMOTE_POLL: Duration = Duration::from_millis(500);
 
 fn event(name: &str, data: serde_json::Value) -> SseEvent {
     SseEvent::default().event(name).data(data.to_string())
@@ -883,6 +901,9 @@ impl Watcher {
     /// Queues what the watcher has not seen, waiting for news if there is none.
     async fn fill(&mut self) {
         let Some(live) = self.live.clone() else {
+            if self.polling {
+                tokio::time::sleep(REMOTE_POLL).await;
+            }
             self.finished_match().await;
             return;
         };
@@ -1044,6 +1065,7 @@ impl Watcher {
             self.queue
                 .push_back(step(&record, k, board(k), self.html, sight));
         }
+        self.states = self.states.max(record.states.len());
         let status = if record.is_completed {
             "finished"
         } else if record.is_aborted {
@@ -1051,6 +1073,13 @@ impl Watcher {
         } else {
             "unfinished"
         };
+        // A match another server is playing (it is served and not over, and servers that are
+        // gone have their matches aborted): followed from the database.
+        if status == "unfinished" && served.is_some() {
+            self.done = false;
+            self.polling = true;
+            return;
+        }
         self.queue
             .push_back(event("end", status_json(status, Some(&record), None)));
     }
@@ -1212,6 +1241,7 @@ pub async fn watch_match(
         status_v: 0,
         queue: VecDeque::new(),
         done: false,
+        polling: false,
     };
     Ok(futures_util::stream::unfold(watcher, |mut w| async move {
         loop {

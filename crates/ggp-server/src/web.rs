@@ -306,7 +306,13 @@ pub async fn register(
     viewer.check_admin_form(&headers, form.get("csrf"))?;
     let (name, url) = (form.get("name").trim(), form.get("url").trim());
     match api::register(&gm, name, url).await {
-        Ok((player, token)) => ok(pages::players::player(&viewer, &player, &[], Some(&token))),
+        Ok((player, token)) => ok(pages::players::player(
+            &viewer,
+            &player,
+            &[],
+            Some(&token),
+            None,
+        )),
         Err(e @ (Error::BadRequest(_) | Error::Conflict(_))) => with_status(
             e.status(),
             pages::players::register(&viewer, name, url, Some(e.message())),
@@ -329,7 +335,14 @@ pub async fn player(
             ..MatchFilter::default()
         })
         .await?;
-    ok(pages::players::player(&viewer, &p, &matches, None))
+    let ratings = crate::tournament::ratings(&gm.db).await?;
+    ok(pages::players::player(
+        &viewer,
+        &p,
+        &matches,
+        None,
+        Some(&ratings),
+    ))
 }
 
 pub async fn edit_player(
@@ -422,6 +435,7 @@ pub async fn create_match(
         playclock: number("playclock")?.unwrap_or(10),
         seed: number("seed")?,
         delay: number("delay")?.unwrap_or(0),
+        scheduled: None,
     };
     let created = match live::create(&gm, request.clone()).await {
         Ok(c) => c,
@@ -609,4 +623,127 @@ pub async fn abort(
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     Ok(see_other(&pages::match_url(&id)))
+}
+
+// ----- tournaments -----
+
+async fn tournaments_page(gm: &AppState, viewer: &Viewer, error: Option<&str>) -> PageResult {
+    let list = crate::tournament::tournaments(&gm.db).await?;
+    let games = gm.db.games().await?;
+    let players = gm.db.players().await?;
+    let page = pages::tournaments::list(viewer, &list, &games, &players, error);
+    match error {
+        Some(_) => with_status(StatusCode::BAD_REQUEST, page),
+        None => ok(page),
+    }
+}
+
+pub async fn tournaments(State(gm): State<AppState>, viewer: Viewer) -> PageResult {
+    tournaments_page(&gm, &viewer, None).await
+}
+
+pub async fn create_tournament(
+    State(gm): State<AppState>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    form: Fields,
+) -> PageResult {
+    viewer.check_admin_form(&headers, form.get("csrf"))?;
+    let number = |name: &str| -> Result<Option<u64>, Error> {
+        let v = form.get(name).trim();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        v.parse()
+            .map(Some)
+            .map_err(|_| Error::BadRequest(format!("the {name} `{v}` is not a whole number")))
+    };
+    let all = |name: &str| -> Vec<String> {
+        form.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let request = (|| -> Result<crate::tournament::TournamentRequest, Error> {
+        Ok(crate::tournament::TournamentRequest {
+            name: Some(form.get("name").to_string()),
+            format: Some(form.get("format").to_string()),
+            games: all("game"),
+            players: all("player"),
+            rounds: number("rounds")?,
+            startclock: number("startclock")?.unwrap_or(10),
+            playclock: number("playclock")?.unwrap_or(5),
+            seed: number("seed")?,
+        })
+    })();
+    let made = match request {
+        Ok(r) => crate::tournament::create(&gm, r).await,
+        Err(e) => Err(e),
+    };
+    match made {
+        Ok(t) => Ok(see_other(&pages::tournaments::tournament_url(t.id))),
+        Err(e @ (Error::BadRequest(_) | Error::Conflict(_) | Error::NotFound(_))) => {
+            tournaments_page(&gm, &viewer, Some(e.message())).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn tournament(
+    State(gm): State<AppState>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+) -> PageResult {
+    let id = api::tournament_id(&id)?;
+    let t = crate::tournament::tournament(&gm.db, id).await?;
+    let standings = crate::tournament::standings(&gm.db, id).await?;
+    let matches = crate::tournament::scheduled_matches(&gm.db, id).await?;
+    ok(pages::tournaments::tournament(
+        &viewer, &t, &standings, &matches,
+    ))
+}
+
+/// The live part of a tournament's page, alone (for its script).
+pub async fn tournament_live(State(gm): State<AppState>, Path(id): Path<String>) -> PageResult {
+    let id = api::tournament_id(&id)?;
+    let t = crate::tournament::tournament(&gm.db, id).await?;
+    let standings = crate::tournament::standings(&gm.db, id).await?;
+    let matches = crate::tournament::scheduled_matches(&gm.db, id).await?;
+    ok(pages::tournaments::live_part(&t, &standings, &matches))
+}
+
+pub async fn tournament_action(
+    State(gm): State<AppState>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    Path((id, action)): Path<(String, String)>,
+    form: Fields,
+) -> PageResult {
+    viewer.check_admin_form(&headers, form.get("csrf"))?;
+    let id = api::tournament_id(&id)?;
+    crate::tournament::set_status(&gm, id, &action).await?;
+    Ok(see_other(&pages::tournaments::tournament_url(id)))
+}
+
+pub async fn leaderboard(State(gm): State<AppState>, viewer: Viewer, params: Params) -> PageResult {
+    let game = params.get("game").filter(|g| !g.is_empty()).cloned();
+    let games = gm.db.games().await?;
+    if let Some(g) = &game
+        && !games.iter().any(|x| &x.key == g)
+    {
+        return Err(Error::NotFound(format!(
+            "there is no game `{}`",
+            g.chars().take(100).collect::<String>()
+        ))
+        .into());
+    }
+    let ratings = crate::tournament::ratings(&gm.db).await?;
+    let entries = ratings.leaderboard(game.as_deref());
+    ok(pages::tournaments::leaderboard(
+        &viewer,
+        game.as_deref(),
+        &games,
+        &entries,
+    ))
 }

@@ -33,12 +33,11 @@ fn temp_db(name: &str) -> PathBuf {
 
 async fn site(name: &str) -> Site {
     let config = Config {
-        db: temp_db(name),
         games: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../games")],
-        admin_token: ADMIN.into(),
         ping_interval: Duration::from_secs(3600),
         grace: Duration::from_millis(300),
         max_steps: 1000,
+        ..Config::new(temp_db(name), ADMIN.into())
     };
     let (state, startup) = Gamemaster::start(config).await.unwrap();
     let imported = startup.imported[0].1.as_ref().unwrap();

@@ -44,6 +44,9 @@ enum Command {
     /// The Gamemaster: a web service to keep games, register players, and run, watch and play
     /// matches.
     Serve(cmd::serve::Args),
+    /// A tournament without a web server: a round robin between players on games, recorded,
+    /// with standings and ratings.
+    Tournament(cmd::tournament::Args),
     /// Run the GDL language server for editors (on standard input and output).
     Lsp(cmd::lsp::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Matches(args) => cmd::records::run(args),
         Command::Arena(args) => cmd::arena::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Tournament(args) => cmd::tournament::run(args),
         Command::Lsp(args) => cmd::lsp::run(args),
         Command::Completions(args) => cmd::completions::completions(args),
         Command::Man(args) => cmd::completions::man(args),

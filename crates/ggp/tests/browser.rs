@@ -396,5 +396,93 @@ async fn a_person_plays_and_watches_in_a_browser() {
     assert_eq!(label, format!("state {steps} of {steps}"));
     let rows = c.find_all(Locator::Css("#moves tbody tr")).await.unwrap();
     assert_eq!(rows.len(), steps);
+
+    // A tournament made through its form; its page follows the standings without a reload;
+    // then the leaderboard.
+    c.goto(&format!("{}/tournaments", server.url))
+        .await
+        .unwrap();
+    c.wait()
+        .for_element(Locator::Id("name"))
+        .await
+        .unwrap()
+        .send_keys("browser cup")
+        .await
+        .unwrap();
+    for css in [
+        "input[name=game][value=tictactoe]",
+        "input[name=player][value=random]",
+        "input[name=player][value=montecarlo]",
+    ] {
+        c.find(Locator::Css(css))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+    for (id, value) in [("rounds", "2"), ("startclock", "1"), ("playclock", "1")] {
+        let field = c.find(Locator::Id(id)).await.unwrap();
+        field.clear().await.unwrap();
+        field.send_keys(value).await.unwrap();
+    }
+    c.find(Locator::Css("#new-tournament button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait().for_element(Locator::Css("#live")).await.unwrap();
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .path()
+            .starts_with("/tournaments/")
+    );
+    assert_eq!(text_of(&c, "h1").await, "browser cup");
+    // `montecarlo` thinks for its whole play clock: the page is there before any match ends,
+    // and the standings come in by themselves.
+    assert!(
+        text_of(&c, "#live")
+            .await
+            .contains("No match has finished yet")
+    );
+    until(120, "the standings, without a reload", || async {
+        c.find(Locator::Css("#standings tbody tr")).await.is_ok()
+    })
+    .await;
+    until(180, "the tournament's end", || async {
+        matches!(
+            c.find(Locator::Id("live")).await,
+            Ok(e) if e.attr("data-status").await.ok().flatten().as_deref() == Some("finished")
+        )
+    })
+    .await;
+    let standings = c
+        .find_all(Locator::Css("#standings tbody tr"))
+        .await
+        .unwrap();
+    assert_eq!(standings.len(), 2);
+    for row in &standings {
+        let text = row.text().await.unwrap();
+        // Each played its 4 matches (two rounds, two seatings each).
+        assert!(text.contains(" 4 "), "{text}");
+    }
+    c.goto(&format!("{}/leaderboard?game=tictactoe", server.url))
+        .await
+        .unwrap();
+    let rows = c
+        .find_all(Locator::Css("#leaderboard tbody tr"))
+        .await
+        .unwrap();
+    let mut names = Vec::new();
+    for row in &rows {
+        let text = row.text().await.unwrap();
+        assert!(text.contains('±'), "a rating with its uncertainty: {text}");
+        names.push(text);
+    }
+    assert!(names.iter().any(|t| t.contains("montecarlo")), "{names:?}");
+    assert!(names.iter().any(|t| t.contains("random")), "{names:?}");
     c.close().await.unwrap();
 }

@@ -6,6 +6,7 @@ pub mod games;
 pub mod home;
 pub mod matches;
 pub mod players;
+pub mod tournaments;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -25,6 +26,7 @@ pub enum Nav {
     Matches,
     Games,
     Players,
+    Tournaments,
     None,
 }
 
@@ -48,6 +50,7 @@ pub fn page(title: &str, viewer: &Viewer, nav: Nav, body: Markup) -> Markup {
                         a.active[nav == Nav::Matches] href="/matches" { "Matches" }
                         a.active[nav == Nav::Games] href="/games" { "Games" }
                         a.active[nav == Nav::Players] href="/players" { "Players" }
+                        a.active[nav == Nav::Tournaments] href="/tournaments" { "Tournaments" }
                     }
                     div.who {
                         @match &viewer.who {

@@ -7,6 +7,7 @@ use maud::{Markup, html};
 use super::{Nav, ago, csrf, game_url, page, player_url};
 use crate::auth::Viewer;
 use crate::db::{MatchRow, Player};
+use crate::ratings::{Rating, Ratings};
 
 /// A player's status, as a dot and words.
 pub fn status(p: &Player) -> Markup {
@@ -62,7 +63,23 @@ struct Tally {
     wins: usize,
 }
 
-pub fn player(viewer: &Viewer, p: &Player, matches: &[MatchRow], token: Option<&str>) -> Markup {
+/// A rating as people read it: μ ± σ, and the conservative μ − 3σ that leaderboards sort by.
+pub fn rating(r: &Rating) -> Markup {
+    html! {
+        span.rating title=(format!("μ − 3σ = {:.1}", r.conservative())) {
+            (format!("{:.1} ± {:.1}", r.mu, r.sigma))
+        }
+    }
+}
+
+/// A player's page; `ratings` (from every rated match) adds its rating overall and per game.
+pub fn player(
+    viewer: &Viewer,
+    p: &Player,
+    matches: &[MatchRow],
+    token: Option<&str>,
+    ratings: Option<&Ratings>,
+) -> Markup {
     let mut per_game: BTreeMap<&str, Tally> = BTreeMap::new();
     for m in matches {
         let t = per_game.entry(&m.game).or_default();
@@ -110,6 +127,16 @@ pub fn player(viewer: &Viewer, p: &Player, matches: &[MatchRow], token: Option<&
                 dt { "Says it is" } dd { (p.info_name.as_deref().unwrap_or("—")) }
                 dt { "URL" } dd { code { (p.url) } }
                 dt { "Registered" } dd { (super::time(p.created)) }
+                @if let Some(ratings) = ratings {
+                    dt { "Rating" }
+                    dd {
+                        @if let Some(r) = ratings.overall(&p.name) {
+                            (rating(&r)) span.muted { " (μ ± σ, Weng-Lin; " a href="/leaderboard" { "leaderboard" } ")" }
+                        } @else {
+                            span.muted { "not rated yet" }
+                        }
+                    }
+                }
             }
             @if may_edit {
                 details.card {
@@ -131,7 +158,7 @@ pub fn player(viewer: &Viewer, p: &Player, matches: &[MatchRow], token: Option<&
                 p.muted { "No match yet." }
             } @else {
                 table.list {
-                    thead { tr { th { "Game" } th.num { "Matches" } th.num { "Finished" } th.num { "Mean goal" } th.num { "Won" } } }
+                    thead { tr { th { "Game" } th.num { "Matches" } th.num { "Finished" } th.num { "Mean goal" } th.num { "Won" } th.num { "Rating" } } }
                     tbody {
                         @for (game, t) in &per_game {
                             tr {
@@ -140,6 +167,12 @@ pub fn player(viewer: &Viewer, p: &Player, matches: &[MatchRow], token: Option<&
                                 td.num { (t.finished) }
                                 td.num { @if t.finished > 0 { (format!("{:.1}", t.goals as f64 / t.finished as f64)) } @else { "—" } }
                                 td.num { (t.wins) }
+                                td.num {
+                                    @match ratings.and_then(|r| r.per_game(game, &p.name)) {
+                                        Some(r) => (rating(&r)),
+                                        None => "—",
+                                    }
+                                }
                             }
                         }
                     }

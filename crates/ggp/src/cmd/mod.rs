@@ -10,6 +10,7 @@ pub mod player;
 pub mod records;
 pub mod replay;
 pub mod serve;
+pub mod tournament;
 pub mod validate;
 
 /// The reasoners a command can run on.
@@ -83,6 +84,15 @@ pub fn count_up_to(max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone
     move |text: &str| match text.trim().parse::<usize>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         Ok(0) => Err("must be at least 1".to_string()),
+        Ok(_) => Err(format!("`{text}` is more than {max}, the most supported")),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
+}
+
+/// A clap value parser for a number from 0 to `max`.
+pub fn zero_up_to(max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |text: &str| match text.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
         Ok(_) => Err(format!("`{text}` is more than {max}, the most supported")),
         Err(_) => Err(format!("`{text}` is not a whole number")),
     }

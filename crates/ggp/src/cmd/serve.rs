@@ -8,7 +8,7 @@ use ggp_match::DEFAULT_MAX_STEPS;
 use ggp_server::{Config, Gamemaster, serve};
 
 use crate::cmd::records::default_db_path;
-use crate::cmd::{count_up_to, milliseconds, positive_seconds};
+use crate::cmd::{count_up_to, milliseconds, positive_seconds, zero_up_to};
 use crate::out::errln;
 use crate::{SUCCESS, USAGE_OR_IO};
 
@@ -39,6 +39,18 @@ pub struct Args {
     /// Abort a match whose game has not ended after this many joint moves.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS, value_parser = count_up_to(usize::MAX))]
     max_steps: usize,
+    /// No web pages, no API: play the tournaments' scheduled matches only, beside other
+    /// servers sharing the database (docs/deploy.md).
+    #[arg(long, conflicts_with = "addr")]
+    worker: bool,
+    /// Tournament matches this process plays at once (0: none; a front end only).
+    #[arg(long, value_name = "N", default_value_t = ggp_server::DEFAULT_CAPACITY, value_parser = zero_up_to(1024))]
+    capacity: usize,
+    /// Seconds without a heartbeat after which another server is taken for gone: its running
+    /// matches are recorded as aborted and its tournament matches played again by others. (A
+    /// server on this machine whose process is gone is noticed at once.)
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    dead_after: f64,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -68,26 +80,38 @@ pub fn run(args: Args) -> u8 {
         Ok(path) => path,
         Err(e) => return fail(e),
     };
+    let dead_after = Duration::from_secs_f64(args.dead_after);
     let config = Config {
-        db,
         games: args.games.clone(),
-        admin_token: admin_token.clone(),
         ping_interval: Duration::from_secs_f64(args.ping_interval),
         grace: Duration::from_millis(args.grace_ms),
         max_steps: args.max_steps,
+        kind: if args.worker { "worker" } else { "web" },
+        capacity: args.capacity,
+        heartbeat: (dead_after / 5).clamp(Duration::from_millis(50), ggp_server::DEFAULT_HEARTBEAT),
+        dead_after,
+        ..Config::new(db, admin_token.clone())
     };
+    if args.worker && args.capacity == 0 {
+        return fail("--worker with --capacity 0 would do nothing".into());
+    }
     let runtime = match super::runtime() {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
     runtime.block_on(async {
         // Listen first: a port in use is reported before anything is imported.
-        let listener = match tokio::net::TcpListener::bind(&args.addr).await {
-            Ok(l) => l,
-            Err(e) => return fail(format!("cannot listen on {}: {e}", args.addr)),
+        let listener = if args.worker {
+            None
+        } else {
+            match tokio::net::TcpListener::bind(&args.addr).await {
+                Ok(l) => Some(l),
+                Err(e) => return fail(format!("cannot listen on {}: {e}", args.addr)),
+            }
         };
         let bound = listener
-            .local_addr()
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
             .map_or(args.addr.clone(), |a| a.to_string());
         errln!("ggp serve: the match database is {}", config.db.display());
         let (state, startup) = match Gamemaster::start(config).await {
@@ -119,12 +143,31 @@ pub fn run(args: Args) -> u8 {
                 Err(e) => errln!("ggp serve: games from {}: {e}", dir.display()),
             }
         }
-        if generated {
+        if startup.requeued > 0 {
+            errln!(
+                "ggp serve: {} tournament match{} claimed by servers that are gone {} queued again",
+                startup.requeued,
+                if startup.requeued == 1 { "" } else { "es" },
+                if startup.requeued == 1 { "is" } else { "are" }
+            );
+        }
+        if generated && !args.worker {
             errln!(
                 "ggp serve: the admin token (new; choose one with --admin-token or GGP_ADMIN_TOKEN): {admin_token}"
             );
         }
-        errln!("ggp serve: listening on http://{bound}/ — open it in a browser (Ctrl-C to stop)");
+        let server = state.server_id().unwrap_or_default();
+        if args.worker {
+            errln!(
+                "ggp serve: worker (server {server}) playing up to {} tournament match{} at once (Ctrl-C to stop)",
+                args.capacity,
+                if args.capacity == 1 { "" } else { "es" }
+            );
+        } else {
+            errln!(
+                "ggp serve: listening on http://{bound}/ — open it in a browser (Ctrl-C to stop)"
+            );
+        }
         let shutdown = async {
             #[cfg(unix)]
             {
@@ -140,6 +183,22 @@ pub fn run(args: Args) -> u8 {
                 let _ = tokio::signal::ctrl_c().await;
             }
             errln!("ggp serve: stopping: live matches are aborted and recorded");
+        };
+        let Some(listener) = listener else {
+            shutdown.await;
+            state
+                .shut_down("the server was stopped", Duration::from_secs(10))
+                .await;
+            let s = state.stats.get();
+            errln!(
+                "ggp serve: worker (server {server}) stopped: {} match{} finished; {} claims of the schedule, {:.2} ms on average, {:.2} ms at most",
+                s.matches_finished,
+                if s.matches_finished == 1 { "" } else { "es" },
+                s.claims,
+                s.claim_micros as f64 / 1000.0 / s.claims.max(1) as f64,
+                s.claim_max_micros as f64 / 1000.0
+            );
+            return SUCCESS;
         };
         match serve(listener, state, shutdown).await {
             Ok(()) => SUCCESS,
