@@ -8,6 +8,7 @@ mod http;
 mod manager;
 mod record;
 mod seat;
+pub mod sql;
 mod store;
 
 pub use http::{HttpError, MAX_REPLY, PlayerUrl, post};

@@ -19,7 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::OpenFlags;
+
+use crate::params;
+use crate::sql::{self, Conn, Dialect, ErrorKind, OptionalExtension};
 use tokio::sync::oneshot;
 
 use crate::record::MatchRecord;
@@ -237,26 +240,23 @@ fn store_error(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
     }
 }
 
-/// Translates a SQLite error into one that says what happened to which file.
-fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
+/// Translates a database error into one that says what happened to which database.
+fn sql_error(path: &Path, e: sql::Error) -> StoreError {
     let file = path.display();
-    let code = e.sqlite_error_code();
-    match code {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => store_error(
+    match e.kind {
+        ErrorKind::Busy => store_error(
             StoreErrorKind::Locked,
             format!("the match database {file} is locked by another process ({e})"),
         ),
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => store_error(
+        ErrorKind::NotADatabase => store_error(
             StoreErrorKind::NotADatabase,
             format!("{file} is not a match database, or it is damaged ({e})"),
         ),
-        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
-            store_error(
-                StoreErrorKind::Open,
-                format!("cannot open the match database {file} for writing ({e})"),
-            )
-        }
-        Some(ErrorCode::DiskFull) => store_error(
+        ErrorKind::Open => store_error(
+            StoreErrorKind::Open,
+            format!("cannot open the match database {file} for writing ({e})"),
+        ),
+        _ if e.message.contains("database or disk is full") => store_error(
             StoreErrorKind::Other,
             format!("cannot write the match database {file}: the disk is full"),
         ),
@@ -265,6 +265,10 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> StoreError {
             format!("the match database {file}: {e}"),
         ),
     }
+}
+
+fn sqlite_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    sql_error(path, e.into())
 }
 
 fn newer_schema(path: &Path, version: usize) -> StoreError {
@@ -392,17 +396,26 @@ fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serialises")
 }
 
-/// A match database, opened on this thread.
+/// A match database, opened on this thread: a SQLite file, or a PostgreSQL database when the
+/// path is a `postgres://` URL.
 pub struct Database {
-    conn: Connection,
+    conn: Conn,
+    /// The file, or the URL without its password.
     path: PathBuf,
     read_only: bool,
 }
 
+/// The advisory lock PostgreSQL migrations take (any number, the same in every process).
+const PG_MIGRATION_LOCK: i64 = 0x0067_6770_5f6d_6967;
+
 impl Database {
     /// Opens the database at `path`, creating it (and its directory) if need be, and brings
-    /// its schema up to date.
+    /// its schema up to date. A `postgres://…` URL opens that PostgreSQL database (which
+    /// must exist) and brings its schema up to date the same way.
     pub fn open(path: &Path) -> Result<Database, StoreError> {
+        if let Some(url) = path.to_str().filter(|p| sql::is_postgres_url(p)) {
+            return Database::open_postgres(url, false);
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
                 store_error(
@@ -423,8 +436,12 @@ impl Database {
     /// Opens an existing database for reading what it holds: nothing is created or written,
     /// so a database in a read-only directory, or on a read-only medium, can be read. A
     /// database of an older schema is brought up to date first if it can be written (and is
-    /// refused, saying so, if it cannot).
+    /// refused, saying so, if it cannot). On PostgreSQL the connection's transactions are
+    /// read-only.
     pub fn open_existing(path: &Path) -> Result<Database, StoreError> {
+        if let Some(url) = path.to_str().filter(|p| sql::is_postgres_url(p)) {
+            return Database::open_postgres(url, true);
+        }
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() && meta.len() == 0 => {
                 return Err(store_error(
@@ -464,6 +481,36 @@ impl Database {
         Ok(db)
     }
 
+    /// Connects to a PostgreSQL database and brings its schema up to date (both when only
+    /// reading, as with SQLite; then its sessions are read-only).
+    fn open_postgres(url: &str, read_only: bool) -> Result<Database, StoreError> {
+        let shown = PathBuf::from(sql::redact(url));
+        let client = sql::outside_runtime(|| postgres::Client::connect(url, postgres::NoTls))
+            .map_err(|e| {
+                store_error(
+                    StoreErrorKind::Open,
+                    format!(
+                        "cannot connect to the PostgreSQL match database {}: {}",
+                        shown.display(),
+                        sql::Error::from(e)
+                    ),
+                )
+            })?;
+        let mut db = Database {
+            conn: Conn::postgres(client),
+            path: shown,
+            read_only: false,
+        };
+        db.migrate()?;
+        if read_only {
+            db.conn
+                .execute_batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                .map_err(|e| db.error(e))?;
+            db.read_only = true;
+        }
+        Ok(db)
+    }
+
     /// Opens the database file read-only as immutable (`?immutable=1`): no lock, no
     /// write-ahead log, no other file.
     fn open_immutable(path: &Path) -> Result<Database, StoreError> {
@@ -477,15 +524,15 @@ impl Database {
             }
         }
         uri.push_str("?immutable=1");
-        let conn = Connection::open_with_flags(
+        let conn = rusqlite::Connection::open_with_flags(
             &uri,
             OpenFlags::SQLITE_OPEN_READ_ONLY
                 | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| sql_error(path, e))?;
+        .map_err(|e| sqlite_error(path, e))?;
         let db = Database {
-            conn,
+            conn: Conn::sqlite(conn),
             path: path.to_path_buf(),
             read_only: true,
         };
@@ -502,9 +549,10 @@ impl Database {
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Database, StoreError> {
         let read_only = flags.contains(OpenFlags::SQLITE_OPEN_READ_ONLY);
         let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
+        let conn = rusqlite::Connection::open_with_flags(path, flags)
+            .map_err(|e| sqlite_error(path, e))?;
         let mut db = Database {
-            conn,
+            conn: Conn::sqlite(conn),
             path: path.to_path_buf(),
             read_only,
         };
@@ -526,7 +574,7 @@ impl Database {
         // WAL: readers never block the writer, and a process killed mid-write leaves the last
         // committed step in place. FULL: each commit is synced, so it survives a power cut too.
         db.conn
-            .query_row("PRAGMA journal_mode = WAL", [], |row| {
+            .query_row("PRAGMA journal_mode = WAL", (), |row| {
                 row.get::<_, String>(0)
             })
             .map_err(|e| db.error(e))?;
@@ -537,34 +585,64 @@ impl Database {
         Ok(db)
     }
 
-    /// The file this database lives in.
+    /// The file this database lives in (for PostgreSQL, its URL without the password).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// The SQLite connection, for a program that keeps tables of its own in the same file
+    /// The connection, for a program that keeps tables of its own in the same database
     /// (created by [`MIGRATIONS`], like every table): read-only when the database was opened
     /// with [`Database::open_existing`].
-    pub fn connection(&self) -> &Connection {
+    pub fn connection(&self) -> &Conn {
         &self.conn
+    }
+
+    /// Which database this is.
+    pub fn dialect(&self) -> Dialect {
+        self.conn.dialect()
     }
 
     /// How long to wait for another process's lock before failing with
     /// [`StoreErrorKind::Locked`].
     pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
-        self.conn.busy_timeout(timeout).map_err(|e| self.error(e))
+        match self.conn.as_sqlite() {
+            Some(c) => c
+                .busy_timeout(timeout)
+                .map_err(|e| sqlite_error(&self.path, e)),
+            None => self
+                .conn
+                .execute_batch(&format!("SET lock_timeout = {}", timeout.as_millis()))
+                .map_err(|e| self.error(e)),
+        }
     }
 
-    fn error(&self, e: rusqlite::Error) -> StoreError {
+    fn error(&self, e: sql::Error) -> StoreError {
         sql_error(&self.path, e)
     }
 
-    /// The schema version of the file.
+    /// The schema version of the database.
     pub fn schema_version(&self) -> Result<usize, StoreError> {
-        self.conn
-            .query_row("PRAGMA user_version", [], |row| row.get::<_, i64>(0))
-            .map(|v| v as usize)
-            .map_err(|e| self.error(e))
+        let version = match self.conn.dialect() {
+            Dialect::Sqlite => self
+                .conn
+                .query_row("PRAGMA user_version", (), |row| row.get::<_, i64>(0)),
+            Dialect::Postgres => self
+                .conn
+                .query_row("SELECT to_regclass('ggp_schema') IS NOT NULL", (), |row| {
+                    row.get::<_, bool>(0)
+                })
+                .and_then(|exists| {
+                    if !exists {
+                        return Ok(0);
+                    }
+                    self.conn.query_row(
+                        "SELECT coalesce(max(version), 0) FROM ggp_schema",
+                        (),
+                        |r| r.get::<_, i64>(0),
+                    )
+                }),
+        };
+        version.map(|v| v as usize).map_err(|e| self.error(e))
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -577,52 +655,98 @@ impl Database {
         }
         let path = self.path.clone();
         let fail = |e| sql_error(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        // Another process may have migrated it meanwhile.
-        let version = tx
-            .query_row("PRAGMA user_version", [], |row| row.get::<_, i64>(0))
-            .map_err(fail)? as usize;
-        if version > SCHEMA_VERSION {
-            return Err(newer_schema(&path, version));
-        }
-        if version == 0 {
-            let tables: i64 = tx
-                .query_row(
-                    "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
-                    [],
-                    |row| row.get(0),
-                )
+        let conn = &self.conn;
+        conn.begin_write().map_err(fail)?;
+        let done = (|| {
+            // Another process may have migrated it meanwhile (PostgreSQL: the others wait on
+            // the advisory lock until this migration is committed).
+            if conn.dialect() == Dialect::Postgres {
+                conn.execute_batch(&format!(
+                    "SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK});
+                     CREATE TABLE IF NOT EXISTS ggp_schema (version BIGINT NOT NULL)"
+                ))
                 .map_err(fail)?;
-            if tables > 0 {
-                return Err(store_error(
-                    StoreErrorKind::NotADatabase,
-                    format!(
-                        "{} is a SQLite database, but not a match database (it has other tables)",
-                        path.display()
-                    ),
-                ));
+            }
+            let version = match conn.dialect() {
+                Dialect::Sqlite => {
+                    conn.query_row("PRAGMA user_version", (), |row| row.get::<_, i64>(0))
+                }
+                Dialect::Postgres => conn.query_row(
+                    "SELECT coalesce(max(version), 0) FROM ggp_schema",
+                    (),
+                    |r| r.get::<_, i64>(0),
+                ),
+            }
+            .map_err(fail)? as usize;
+            if version > SCHEMA_VERSION {
+                return Err(newer_schema(&path, version));
+            }
+            if version == 0 && conn.dialect() == Dialect::Sqlite {
+                let tables: i64 = conn
+                    .query_row(
+                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+                        (),
+                        |row| row.get(0),
+                    )
+                    .map_err(fail)?;
+                if tables > 0 {
+                    return Err(store_error(
+                        StoreErrorKind::NotADatabase,
+                        format!(
+                            "{} is a SQLite database, but not a match database (it has other tables)",
+                            path.display()
+                        ),
+                    ));
+                }
+            }
+            for migration in &MIGRATIONS[version..] {
+                match conn.dialect() {
+                    Dialect::Sqlite => conn.execute_batch(migration),
+                    Dialect::Postgres => conn.execute_batch(&sql::postgres_ddl(migration)),
+                }
+                .map_err(fail)?;
+            }
+            match conn.dialect() {
+                Dialect::Sqlite => {
+                    conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+                }
+                Dialect::Postgres => conn.execute_batch(&format!(
+                    "DELETE FROM ggp_schema; INSERT INTO ggp_schema (version) VALUES ({SCHEMA_VERSION})"
+                )),
+            }
+            .map_err(fail)
+        })();
+        match done {
+            Ok(()) => conn.commit().map_err(fail),
+            Err(e) => {
+                let _ = conn.rollback();
+                Err(e)
             }
         }
-        for migration in &MIGRATIONS[version..] {
-            tx.execute_batch(migration).map_err(fail)?;
+    }
+
+    /// Runs `work` in a write transaction, committed if it succeeds, rolled back if not.
+    fn in_transaction<T>(
+        &self,
+        work: impl FnOnce(&Conn) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn.begin_write().map_err(|e| self.error(e))?;
+        match work(&self.conn) {
+            Ok(v) => {
+                self.conn.commit().map_err(|e| self.error(e))?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.rollback();
+                Err(e)
+            }
         }
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION as i64)
-            .map_err(fail)?;
-        tx.commit().map_err(fail)
     }
 
     /// Writes one update in a transaction of its own.
     pub fn write(&mut self, update: &Update) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| sql_error(&path, e))?;
-        apply(&tx, &path, update)?;
-        tx.commit().map_err(|e| sql_error(&path, e))
+        self.in_transaction(|conn| apply(conn, &path, update))
     }
 
     /// Marks an unfinished match as aborted, for `reason`; `false` if there is no such
@@ -636,12 +760,12 @@ impl Database {
     /// Copies what the write-ahead log holds into the database file, as far as readers allow
     /// without waiting for them, so that the file alone (copied, backed up) has every match
     /// that ended. Done when a match ends; a failure only leaves the log to SQLite's own
-    /// checkpoints, so it is not an error.
+    /// checkpoints, so it is not an error. Nothing to do on PostgreSQL.
     pub fn checkpoint(&mut self) {
-        if !self.read_only {
+        if !self.read_only && self.conn.dialect() == Dialect::Sqlite {
             let _ = self
                 .conn
-                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", (), |_| Ok(()));
         }
     }
 
@@ -649,48 +773,47 @@ impl Database {
     /// failing write (a duplicate match id) does not undo the others; then answers each.
     fn commit_batch(&mut self, mut jobs: Vec<Job>) {
         let path = self.path.clone();
+        let conn = &self.conn;
+        let fail = |e| sql_error(&path, e);
         let mut outcomes: Vec<Result<Outcome, StoreError>> = Vec::with_capacity(jobs.len());
-        match self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-        {
+        match conn.begin_write() {
             Err(e) => {
-                let e = sql_error(&path, e);
+                let e = fail(e);
                 outcomes.extend(jobs.iter().map(|_| Err(e.clone())));
             }
-            Ok(mut tx) => {
+            Ok(()) => {
                 for job in &mut jobs {
-                    let outcome = match tx.savepoint() {
-                        Err(e) => Err(sql_error(&path, e)),
-                        Ok(sp) => {
+                    let outcome = match conn.savepoint("job") {
+                        Err(e) => Err(fail(e)),
+                        Ok(()) => {
                             let done = match job {
                                 Job::Write(update, _) => {
-                                    apply(&sp, &path, update).map(|()| Outcome::Done(true))
+                                    apply(conn, &path, update).map(|()| Outcome::Done(true))
                                 }
-                                Job::Abort(match_id, reason, _) => abort(&sp, match_id, reason)
+                                Job::Abort(match_id, reason, _) => abort(conn, match_id, reason)
                                     .map(Outcome::Done)
-                                    .map_err(|e| sql_error(&path, e)),
+                                    .map_err(fail),
                                 Job::Flush(_) => Ok(Outcome::Done(true)),
                                 Job::Run(work, _) => match work.take() {
-                                    Some(work) => work(&sp)
-                                        .map(Outcome::Value)
-                                        .map_err(|e| sql_error(&path, e)),
+                                    Some(work) => work(conn).map(Outcome::Value).map_err(fail),
                                     None => Ok(Outcome::Done(true)),
                                 },
                             };
                             match done {
-                                Ok(done) => {
-                                    sp.commit().map(|()| done).map_err(|e| sql_error(&path, e))
+                                Ok(done) => conn.release("job").map(|()| done).map_err(fail),
+                                Err(e) => {
+                                    // Undo this job only.
+                                    let _ = conn.rollback_to("job");
+                                    Err(e)
                                 }
-                                // Dropping the savepoint rolls this job back.
-                                Err(e) => Err(e),
                             }
                         }
                     };
                     outcomes.push(outcome);
                 }
-                if let Err(e) = tx.commit() {
-                    let e = sql_error(&path, e);
+                if let Err(e) = conn.commit() {
+                    let e = fail(e);
+                    let _ = conn.rollback();
                     for outcome in &mut outcomes {
                         if outcome.is_ok() {
                             *outcome = Err(e.clone());
@@ -724,7 +847,7 @@ impl Database {
             )
             .map_err(|e| self.error(e))?;
         let rows = statement
-            .query_map([], |row| {
+            .query_map((), |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -774,10 +897,14 @@ impl Database {
     /// The record of a match, as far as it was played.
     pub fn load(&self, match_id: &str) -> Result<MatchRecord, StoreError> {
         // One read transaction: a snapshot, even while a match is writing its next step.
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| self.error(e))?;
+        self.conn.begin_read().map_err(|e| self.error(e))?;
+        let loaded = self.load_in(match_id);
+        let _ = self.conn.commit();
+        loaded
+    }
+
+    fn load_in(&self, match_id: &str) -> Result<MatchRecord, StoreError> {
+        let tx = &self.conn;
         let row = tx
             .query_row(
                 "SELECT id, game_name, rules, random_token, start_time, start_clock, play_clock,
@@ -901,7 +1028,7 @@ impl Database {
     }
 }
 
-fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
+fn apply(conn: &Conn, path: &Path, u: &Update) -> Result<(), StoreError> {
     let fail = |e| sql_error(path, e);
     if let Some(h) = &u.header {
         let inserted = conn
@@ -926,7 +1053,7 @@ fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
                 h.initial_time as i64,
             ]);
         if let Err(e) = inserted {
-            if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) {
+            if e.kind == ErrorKind::Constraint {
                 return Err(store_error(
                     StoreErrorKind::Duplicate,
                     format!(
@@ -991,7 +1118,7 @@ fn apply(conn: &Connection, path: &Path, u: &Update) -> Result<(), StoreError> {
 
 /// Marks an unfinished match as aborted for `reason`, on a connection in a transaction the caller
 /// commits; `false` if there is no such unfinished match.
-pub fn abort(conn: &Connection, match_id: &str, reason: &str) -> rusqlite::Result<bool> {
+pub fn abort(conn: &Conn, match_id: &str, reason: &str) -> sql::Result<bool> {
     let changed = conn
         .prepare_cached(
             "UPDATE matches SET status = 'aborted', end_time = ?1, abort_reason = ?2
@@ -1002,7 +1129,7 @@ pub fn abort(conn: &Connection, match_id: &str, reason: &str) -> rusqlite::Resul
 }
 
 /// Work on the writer's connection for [`Store::execute`], its answer boxed.
-type Work = Box<dyn FnOnce(&Connection) -> rusqlite::Result<Box<dyn Any + Send>> + Send>;
+type Work = Box<dyn FnOnce(&Conn) -> sql::Result<Box<dyn Any + Send>> + Send>;
 
 enum Job {
     Write(Box<Update>, oneshot::Sender<Result<(), StoreError>>),
@@ -1145,7 +1272,7 @@ impl Store {
     ) -> impl Future<Output = Result<T, StoreError>> + Send + use<T, W>
     where
         T: Send + 'static,
-        W: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        W: FnOnce(&Conn) -> sql::Result<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         let work: Work =

@@ -131,9 +131,75 @@ fn bad_files_and_paths_are_errors_that_name_them() {
     assert!(e.message.contains("there is no match database at"), "{e}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_record_reads_back_as_the_manager_made_it_step_by_step() {
-    let path = temp_db("roundtrip.sqlite");
+/// A fresh, empty PostgreSQL database in the cluster `GGP_TEST_POSTGRES` names
+/// (`scripts/pg_test_cluster.sh`), as the URL `Store::open` takes; `None`, said on stderr,
+/// when it is not set.
+fn temp_pg(name: &str) -> Option<PathBuf> {
+    let Ok(admin) = std::env::var("GGP_TEST_POSTGRES") else {
+        eprintln!("skipped on PostgreSQL: GGP_TEST_POSTGRES is not set");
+        return None;
+    };
+    let db = format!("ggp_store_{name}");
+    // The blocking client, in an async test: where it may block.
+    ggp_match::sql::outside_runtime(|| {
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("GGP_TEST_POSTGRES={admin} cannot be reached: {e}"));
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+            .unwrap();
+        client
+            .batch_execute(&format!("CREATE DATABASE {db}"))
+            .unwrap();
+    });
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    Some(PathBuf::from(format!("{base}/{db}")))
+}
+
+fn sqlite(name: &str) -> Option<PathBuf> {
+    Some(temp_db(&format!("{name}.sqlite")))
+}
+
+/// Runs a test on SQLite and on PostgreSQL, each database made by `fresh`.
+macro_rules! on_both {
+    ($test:ident, $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $test(sqlite).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            if std::env::var("GGP_TEST_POSTGRES").is_ok() {
+                $test(temp_pg).await;
+            } else {
+                eprintln!("skipped on PostgreSQL: GGP_TEST_POSTGRES is not set");
+            }
+        }
+    };
+}
+
+on_both!(
+    roundtrip,
+    a_record_reads_back_as_the_manager_made_it_step_by_step,
+    a_record_reads_back_as_the_manager_made_it_on_postgresql
+);
+on_both!(
+    duplicate,
+    a_duplicate_match_id_is_refused_before_anything_is_sent,
+    a_duplicate_match_id_is_refused_on_postgresql
+);
+on_both!(
+    aborting,
+    aborting_marks_only_an_unfinished_match,
+    aborting_marks_only_an_unfinished_match_on_postgresql
+);
+on_both!(
+    other_work,
+    other_work_runs_on_the_writer_and_fails_alone,
+    other_work_runs_on_the_writer_and_fails_alone_on_postgresql
+);
+
+async fn roundtrip(fresh: fn(&str) -> Option<PathBuf>) {
+    let path = fresh("roundtrip").unwrap();
     let store = Store::open(&path).unwrap();
     let (result, seen) = recorded(&store, "roundtrip").await;
     let record = result.unwrap();
@@ -150,7 +216,7 @@ async fn a_record_reads_back_as_the_manager_made_it_step_by_step() {
     assert_eq!(listed[0].players, ["random", "legal"]);
     // Every intermediate record, written to a database of its own one save at a time, reads
     // back as it was (unfinished, errors with an entry per state).
-    let partial = temp_db("partial.sqlite");
+    let partial = fresh("partial").unwrap();
     let mut db = Database::open(&partial).unwrap();
     for (k, r) in seen.iter().enumerate() {
         let written = if k == 0 { 0 } else { seen[k - 1].moves.len() };
@@ -161,9 +227,9 @@ async fn a_record_reads_back_as_the_manager_made_it_step_by_step() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_duplicate_match_id_is_refused_before_anything_is_sent() {
-    let store = Store::open(&temp_db("duplicate.sqlite")).unwrap();
+async fn duplicate(fresh: fn(&str) -> Option<PathBuf>) {
+    let path = fresh("duplicate").unwrap();
+    let store = Store::open(&path).unwrap();
     let (first, _) = recorded(&store, "same").await;
     let first = first.unwrap();
     let (second, seen) = recorded(&store, "same").await;
@@ -176,13 +242,12 @@ async fn a_duplicate_match_id_is_refused_before_anything_is_sent() {
     );
     // Only the record before START was offered: the match never started.
     assert_eq!(seen.len(), 1);
-    let db = Database::open_existing(store.path()).unwrap();
+    let db = Database::open_existing(&path).unwrap();
     assert_eq!(db.load("same").unwrap(), first);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn aborting_marks_only_an_unfinished_match() {
-    let path = temp_db("abort.sqlite");
+async fn aborting(fresh: fn(&str) -> Option<PathBuf>) {
+    let path = fresh("abort").unwrap();
     let store = Store::open(&path).unwrap();
     let (done, _) = recorded(&store, "done").await;
     done.unwrap();
@@ -266,29 +331,28 @@ async fn a_failing_write_ends_the_match_as_aborted() {
     assert_eq!(last.moves.len(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn other_work_runs_on_the_writer_and_fails_alone() {
-    let path = temp_db("execute.sqlite");
+async fn other_work(fresh: fn(&str) -> Option<PathBuf>) {
+    let path = fresh("execute").unwrap();
     let store = Store::open(&path).unwrap();
     let (played, _) = recorded(&store, "execute.1").await;
     played.unwrap();
     // A read and a write of the program's own, on the writer's connection.
     let count = store
-        .execute(|conn| conn.query_row("SELECT count(*) FROM matches", [], |r| r.get::<_, i64>(0)))
+        .execute(|conn| conn.query_row("SELECT count(*) FROM matches", (), |r| r.get::<_, i64>(0)))
         .await
         .unwrap();
     assert_eq!(count, 1);
     let failing = store.execute(|conn| {
         conn.execute(
             "UPDATE matches SET game_name = 'changed' WHERE match_id = 'execute.1'",
-            [],
+            (),
         )?;
-        conn.execute("INSERT INTO no_such_table VALUES (1)", [])
+        conn.execute("INSERT INTO no_such_table VALUES (1)", ())
     });
     let passing = store.execute(|conn| {
         conn.execute(
             "UPDATE matches SET abort_reason = 'kept' WHERE match_id = 'execute.1'",
-            [],
+            (),
         )
     });
     let (failing, passing) = tokio::join!(failing, passing);
@@ -302,7 +366,7 @@ async fn other_work_runs_on_the_writer_and_fails_alone() {
         .connection()
         .query_row(
             "SELECT game_name, abort_reason FROM matches WHERE match_id = 'execute.1'",
-            [],
+            (),
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .unwrap();

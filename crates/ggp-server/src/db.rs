@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use ggp_match::params;
+use ggp_match::sql::{self, Conn, OptionalExtension, Row};
 use ggp_match::{Database, MatchRecord, Store, StoreError};
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -174,7 +175,7 @@ pub struct NewSeat {
 const VERSION_COLUMNS: &str =
     "v.id, g.key, v.version, v.roles, v.hash, v.warnings, v.source, v.created, v.engine";
 
-fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
+fn version_row(row: &Row) -> sql::Result<Version> {
     Ok(Version {
         id: row.get(0)?,
         key: row.get(1)?,
@@ -193,7 +194,7 @@ fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
 const PLAYER_COLUMNS: &str =
     "id, name, url, created, status, info_name, detail, last_seen, last_checked, removed";
 
-fn player_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Player> {
+fn player_row(row: &Row) -> sql::Result<Player> {
     Ok(Player {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -221,6 +222,11 @@ impl Db {
 
     pub fn path(&self) -> &std::path::Path {
         &self.path
+    }
+
+    /// The database as it may be shown: the file, or the URL without its password.
+    pub fn shown(&self) -> String {
+        sql::redact(&self.path.display().to_string())
     }
 
     /// Runs a read on a pooled read-only connection, on a blocking thread.
@@ -251,7 +257,7 @@ impl Db {
     pub async fn write<T, F>(&self, work: F) -> Result<T, Error>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        F: FnOnce(&Conn) -> sql::Result<T> + Send + 'static,
     {
         Ok(self.store.execute(work).await?)
     }
@@ -271,11 +277,11 @@ impl Db {
                      FROM games g JOIN game_versions v ON v.game_ref = g.id
                      WHERE v.version = (SELECT max(version) FROM game_versions w
                                         WHERE w.game_ref = g.id)
-                     ORDER BY g.key COLLATE NOCASE"
+                     ORDER BY lower(g.key), g.key"
                 ))
                 .map_err(sql)?;
             let rows = st
-                .query_map([], |row| {
+                .query_map((), |row| {
                     Ok(GameSummary {
                         latest: version_row(row)?,
                         key: row.get(1)?,
@@ -284,7 +290,7 @@ impl Db {
                     })
                 })
                 .map_err(sql)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            rows.collect::<sql::Result<Vec<_>>>().map_err(sql)
         })
         .await
     }
@@ -334,7 +340,7 @@ impl Db {
                 ))
                 .map_err(sql)?;
             let rows = st.query_map([&key], version_row).map_err(sql)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            rows.collect::<sql::Result<Vec<_>>>().map_err(sql)
         })
         .await
     }
@@ -347,9 +353,9 @@ impl Db {
                 .prepare("SELECT id, rules FROM game_versions WHERE engine IS NULL ORDER BY id")
                 .map_err(sql)?;
             let rows = st
-                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+                .query_map((), |row| Ok((row.get(0)?, row.get(1)?)))
                 .map_err(sql)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            rows.collect::<sql::Result<Vec<_>>>().map_err(sql)
         })
         .await
     }
@@ -392,9 +398,9 @@ impl Db {
                 });
             }
             let version = latest.map_or(1, |l| l.1 + 1);
-            conn.execute(
+            let id: i64 = conn.query_row(
                 "INSERT INTO game_versions (game_ref, version, rules, hash, roles, warnings,
-                    source, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    source, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
                 params![
                     game,
                     version,
@@ -405,10 +411,11 @@ impl Db {
                     source,
                     now
                 ],
+                |r| r.get(0),
             )?;
             Ok(Added {
                 version,
-                id: conn.last_insert_rowid(),
+                id,
                 new: true,
             })
         })
@@ -439,11 +446,11 @@ impl Db {
                 .connection()
                 .prepare(&format!(
                     "SELECT {PLAYER_COLUMNS} FROM players WHERE removed IS NULL
-                     ORDER BY name COLLATE NOCASE"
+                     ORDER BY lower(name), name"
                 ))
                 .map_err(sql)?;
-            let rows = st.query_map([], player_row).map_err(sql)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+            let rows = st.query_map((), player_row).map_err(sql)?;
+            rows.collect::<sql::Result<Vec<_>>>().map_err(sql)
         })
         .await
     }
@@ -456,7 +463,7 @@ impl Db {
             db.connection()
                 .query_row(
                     &format!(
-                        "SELECT {PLAYER_COLUMNS} FROM players WHERE name = ?1 COLLATE NOCASE
+                        "SELECT {PLAYER_COLUMNS} FROM players WHERE lower(name) = lower(?1)
                          ORDER BY removed IS NOT NULL, removed DESC LIMIT 1"
                     ),
                     [&name],
@@ -475,7 +482,7 @@ impl Db {
         self.read(move |db| {
             db.connection()
                 .query_row(
-                    "SELECT id, token_hash FROM players WHERE name = ?1 COLLATE NOCASE
+                    "SELECT id, token_hash FROM players WHERE lower(name) = lower(?1)
                      AND removed IS NULL",
                     [&name],
                     |r| Ok((r.get(0)?, r.get(1)?)),
@@ -513,7 +520,7 @@ impl Db {
         let added = self
             .write(move |conn| {
                 let exists: bool = conn.query_row(
-                    "SELECT count(*) > 0 FROM players WHERE name = ?1 COLLATE NOCASE
+                    "SELECT count(*) > 0 FROM players WHERE lower(name) = lower(?1)
                      AND removed IS NULL",
                     [&name],
                     |r| r.get(0),
@@ -691,7 +698,7 @@ impl Db {
     }
 }
 
-pub(crate) fn sql(e: rusqlite::Error) -> Error {
+pub(crate) fn sql(e: sql::Error) -> Error {
     Error::Internal(format!("the database: {e}"))
 }
 
@@ -699,7 +706,7 @@ fn poisoned() -> Error {
     Error::Internal("the database pool is unusable".into())
 }
 
-fn served(conn: &Connection, id: &str) -> Result<Option<Served>, Error> {
+fn served(conn: &Conn, id: &str) -> Result<Option<Served>, Error> {
     let head: Option<(String, i64, Option<String>, String)> = conn
         .query_row(
             "SELECT g.key, v.version, s.failure, v.roles FROM served_matches s
@@ -728,7 +735,7 @@ fn served(conn: &Connection, id: &str) -> Result<Option<Served>, Error> {
             ))
         })
         .map_err(sql)?
-        .collect::<rusqlite::Result<Vec<_>>>()
+        .collect::<sql::Result<Vec<_>>>()
         .map_err(sql)?;
     // A seat per role: the role without a row is GDL-II's `random`, played by the manager.
     let n = roles.len().max(rows.len());
@@ -754,28 +761,32 @@ pub fn manager_seat() -> Seat {
     }
 }
 
-fn matches(conn: &Connection, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {
+fn matches(conn: &Conn, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {
     // `live` is what a served match that is still unfinished is: the server aborts its own
     // unfinished matches when it starts.
-    let mut st = conn
-        .prepare_cached(
-            "SELECT m.match_id, coalesce(g.key, m.game_name), v.version, m.start_time, m.status,
-                (SELECT count(*) FROM steps t WHERE t.match_ref = m.id),
-                m.roles, m.players, m.goal_values, m.abort_reason, s.match_id IS NOT NULL
-             FROM matches m
-             LEFT JOIN served_matches s ON s.match_id = m.match_id
-             LEFT JOIN game_versions v ON s.game_version_ref = v.id
-             LEFT JOIN games g ON v.game_ref = g.id
-             WHERE (?1 IS NULL OR CASE WHEN ?1 = 'live'
-                        THEN m.status = 'unfinished' AND s.match_id IS NOT NULL
-                        ELSE m.status = ?1 END)
-               AND (?2 IS NULL OR coalesce(g.key, m.game_name) = ?2)
-               AND (?3 IS NULL OR EXISTS (SELECT 1 FROM json_each(m.players) p
-                                          WHERE p.value = ?3 COLLATE NOCASE))
-             ORDER BY m.start_time DESC, m.id DESC
-             LIMIT ?4 OFFSET ?5",
-        )
-        .map_err(sql)?;
+    // A player is one of the JSON array `players`: `json_each` in SQLite, its PostgreSQL
+    // twin there.
+    let players = conn.pick(
+        "SELECT 1 FROM json_each(m.players) p WHERE lower(p.value) = lower(?3)",
+        "SELECT 1 FROM json_array_elements_text(m.players::json) p WHERE lower(p) = lower(?3)",
+    );
+    let text = format!(
+        "SELECT m.match_id, coalesce(g.key, m.game_name), v.version, m.start_time, m.status,
+            (SELECT count(*) FROM steps t WHERE t.match_ref = m.id),
+            m.roles, m.players, m.goal_values, m.abort_reason, s.match_id IS NOT NULL
+         FROM matches m
+         LEFT JOIN served_matches s ON s.match_id = m.match_id
+         LEFT JOIN game_versions v ON s.game_version_ref = v.id
+         LEFT JOIN games g ON v.game_ref = g.id
+         WHERE (?1 IS NULL OR CASE WHEN ?1 = 'live'
+                    THEN m.status = 'unfinished' AND s.match_id IS NOT NULL
+                    ELSE m.status = ?1 END)
+           AND (?2 IS NULL OR coalesce(g.key, m.game_name) = ?2)
+           AND (?3 IS NULL OR EXISTS ({players}))
+         ORDER BY m.start_time DESC, m.id DESC
+         LIMIT ?4 OFFSET ?5"
+    );
+    let mut st = conn.prepare_cached(&text).map_err(sql)?;
     let rows = st
         .query_map(
             params![f.status, f.game, f.player, f.limit, f.offset],
@@ -802,5 +813,5 @@ fn matches(conn: &Connection, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {
             },
         )
         .map_err(sql)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    rows.collect::<sql::Result<Vec<_>>>().map_err(sql)
 }

@@ -25,11 +25,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use ggp_match::params;
+use ggp_match::sql::{self, Conn, Dialect, OptionalExtension, Row};
 use ggp_play::StrategyKind;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::Gamemaster;
@@ -487,10 +488,10 @@ pub async fn create(gm: &Arc<Gamemaster>, req: TournamentRequest) -> Result<Tour
     let id = gm
         .db
         .write(move |conn| {
-            conn.execute(
+            let id = conn.query_row(
                 "INSERT INTO tournaments (name, format, versions, players, start_clock, play_clock,
                                           rounds, seed, status, created)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9) RETURNING id",
                 params![
                     name,
                     format.name(),
@@ -502,8 +503,8 @@ pub async fn create(gm: &Arc<Gamemaster>, req: TournamentRequest) -> Result<Tour
                     seed as i64,
                     now_ms()
                 ],
+                |r| r.get::<_, i64>(0),
             )?;
-            let id = conn.last_insert_rowid();
             for (round, g, seated, seed) in &rows {
                 insert_scheduled(conn, id, *round, version_ids[*g], seated, *seed, &exclusive)?;
             }
@@ -515,31 +516,31 @@ pub async fn create(gm: &Arc<Gamemaster>, req: TournamentRequest) -> Result<Tour
 }
 
 fn insert_scheduled(
-    conn: &Connection,
+    conn: &Conn,
     tournament: i64,
     round: u64,
     version: i64,
     players: &[String],
     seed: u64,
     exclusive: &HashSet<String>,
-) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+) -> sql::Result<()> {
+    let row: i64 = conn.query_row(
         "INSERT INTO scheduled (tournament_ref, round, game_version_ref, players, seed, status)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued')",
-    )?
-    .execute(params![
-        tournament,
-        round as i64,
-        version,
-        json(&players),
-        (seed & i64::MAX as u64) as i64
-    ])?;
-    let row = conn.last_insert_rowid();
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued') RETURNING id",
+        params![
+            tournament,
+            round as i64,
+            version,
+            json(&players),
+            (seed & i64::MAX as u64) as i64
+        ],
+        |r| r.get(0),
+    )?;
     for p in players {
         conn.prepare_cached(
             "INSERT INTO scheduled_seats (scheduled_ref, player, exclusive) VALUES (?1, ?2, ?3)",
         )?
-        .execute(params![row, p, exclusive.contains(p)])?;
+        .execute(params![row, p, i64::from(exclusive.contains(p))])?;
     }
     Ok(())
 }
@@ -570,7 +571,7 @@ struct TournamentRow {
     finished: Option<i64>,
 }
 
-fn tournament_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TournamentRow> {
+fn tournament_row(r: &Row) -> sql::Result<TournamentRow> {
     Ok(TournamentRow {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -587,7 +588,7 @@ fn tournament_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TournamentRow> {
     })
 }
 
-fn complete(conn: &Connection, row: TournamentRow) -> Result<Tournament, Error> {
+fn complete(conn: &Conn, row: TournamentRow) -> Result<Tournament, Error> {
     let mut games = Vec::new();
     for id in &row.versions {
         let (key, version, roles): (String, i64, String) = conn
@@ -673,9 +674,9 @@ pub async fn tournaments(db: &Db) -> Result<Vec<Tournament>, Error> {
             ))
             .map_err(sql)?;
         let rows = st
-            .query_map([], tournament_row)
+            .query_map((), tournament_row)
             .map_err(sql)?
-            .collect::<rusqlite::Result<Vec<_>>>()
+            .collect::<sql::Result<Vec<_>>>()
             .map_err(sql)?;
         rows.into_iter().map(|r| complete(conn, r)).collect()
     })
@@ -717,7 +718,7 @@ pub async fn scheduled_matches(db: &Db, id: i64) -> Result<Vec<ScheduledMatch>, 
             })
         })
         .map_err(sql)?
-        .collect::<rusqlite::Result<Vec<_>>>()
+        .collect::<sql::Result<Vec<_>>>()
         .map_err(sql)
     })
     .await
@@ -773,12 +774,12 @@ pub async fn register(db: &Db, kind: &'static str, host: &Host) -> Result<i64, E
     let host = host.clone();
     db.write(move |conn| {
         let now = now_ms();
-        conn.execute(
+        conn.query_row(
             "INSERT INTO servers (kind, host, boot, pid, started, heartbeat)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id",
             params![kind, host.host, host.boot, host.pid as i64, now],
-        )?;
-        Ok(conn.last_insert_rowid())
+            |r| r.get(0),
+        )
     })
     .await
 }
@@ -832,7 +833,7 @@ pub async fn reap(
             "SELECT id, host, boot, pid, heartbeat FROM servers WHERE stopped IS NULL",
         )?;
         let rows = st
-            .query_map([], |r| {
+            .query_map((), |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
@@ -841,7 +842,7 @@ pub async fn reap(
                     r.get::<_, i64>(4)?,
                 ))
             })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+            .collect::<sql::Result<Vec<_>>>()?;
         drop(st);
         let gone: Vec<i64> = rows
             .into_iter()
@@ -873,14 +874,14 @@ pub async fn reap(
                AND (s.server_ref IS NULL OR v.stopped IS NOT NULL)",
         )?;
         let open = st
-            .query_map([], |r| {
+            .query_map((), |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, Option<i64>>(1)?,
                     r.get::<_, Option<String>>(2)?,
                 ))
             })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+            .collect::<sql::Result<Vec<_>>>()?;
         drop(st);
         for (match_id, server, status) in open {
             let reason = match (server, me) {
@@ -918,21 +919,14 @@ pub async fn claim(db: &Db, me: i64, only: Option<i64>) -> Result<Option<Claim>,
     db.write(move |conn| {
         let now = now_ms();
         refill_continuous(conn)?;
-        let found = conn
-            .query_row(
-                "SELECT s.id FROM scheduled s JOIN tournaments t ON t.id = s.tournament_ref
-                 WHERE s.status = 'queued' AND t.status = 'running'
-                   AND (?1 IS NULL OR t.id = ?1)
-                   AND NOT EXISTS (
-                       SELECT 1 FROM scheduled_seats q
-                       JOIN scheduled_seats c ON c.player = q.player AND c.exclusive = 1
-                       JOIN scheduled b ON b.id = c.scheduled_ref AND b.status = 'claimed'
-                       WHERE q.scheduled_ref = s.id AND q.exclusive = 1)
-                 ORDER BY s.id LIMIT 1",
-                [only],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()?;
+        let found = match conn.dialect() {
+            Dialect::Sqlite => conn
+                .query_row(&format!("{CLAIMABLE} ORDER BY s.id LIMIT 1"), [only], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .optional()?,
+            Dialect::Postgres => claim_postgres(conn, only)?,
+        };
         let Some(row) = found else {
             return Ok(None);
         };
@@ -967,10 +961,79 @@ pub async fn claim(db: &Db, me: i64, only: Option<i64>) -> Result<Option<Claim>,
     .await
 }
 
+/// The queued rows of running tournaments (`?1`: of this one only, if not NULL) none of whose
+/// registered players is in a claimed row.
+const CLAIMABLE: &str = "SELECT s.id FROM scheduled s JOIN tournaments t ON t.id = s.tournament_ref
+     WHERE s.status = 'queued' AND t.status = 'running'
+       AND (?1 IS NULL OR t.id = ?1)
+       AND NOT EXISTS (
+           SELECT 1 FROM scheduled_seats q
+           JOIN scheduled_seats c ON c.player = q.player AND c.exclusive = 1
+           JOIN scheduled b ON b.id = c.scheduled_ref AND b.status = 'claimed'
+           WHERE q.scheduled_ref = s.id AND q.exclusive = 1)";
+
+/// Candidates looked at per claim on PostgreSQL before giving up for now.
+const PG_CANDIDATES: usize = 8;
+
+/// PostgreSQL's claim, for servers claiming at the same moment without waiting on each other:
+/// the oldest claimable rows are locked with `FOR UPDATE SKIP LOCKED` (rows another server is
+/// claiming are passed over, not waited for); then each registered player of a candidate is
+/// locked for the rest of the transaction with a non-blocking advisory lock, so that two
+/// servers never seat one player in two matches (a player another server is deciding about
+/// makes the candidate wait for a later claim), and the candidate is checked again once the
+/// locks are held (a claim committed meanwhile is seen by then).
+fn claim_postgres(conn: &Conn, only: Option<i64>) -> sql::Result<Option<i64>> {
+    let candidates: Vec<i64> = conn
+        .prepare_cached(&format!(
+            "{CLAIMABLE} ORDER BY s.id LIMIT {PG_CANDIDATES} FOR UPDATE OF s SKIP LOCKED"
+        ))?
+        .query_map([only], |r| r.get::<_, i64>(0))?
+        .collect::<sql::Result<_>>()?;
+    'candidates: for row in candidates {
+        let players: Vec<String> = conn
+            .prepare_cached(
+                "SELECT player FROM scheduled_seats WHERE scheduled_ref = ?1 AND exclusive = 1
+                 ORDER BY player",
+            )?
+            .query_map([row], |r| r.get::<_, String>(0))?
+            .collect::<sql::Result<_>>()?;
+        for p in &players {
+            let locked: bool = conn.query_row(
+                "SELECT pg_try_advisory_xact_lock(CAST(?1 AS integer), hashtext(?2))",
+                params![PG_PLAYER_LOCKS, p],
+                |r| r.get(0),
+            )?;
+            if !locked {
+                continue 'candidates;
+            }
+        }
+        let still: Option<i64> = conn
+            .query_row(
+                &format!("{CLAIMABLE} AND s.id = ?2"),
+                params![only, row],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if still.is_some() {
+            return Ok(Some(row));
+        }
+    }
+    Ok(None)
+}
+
+/// The first key of the advisory locks on players (PostgreSQL), and of the one on refilling
+/// continuous tournaments.
+const PG_PLAYER_LOCKS: i32 = 0x6767_7001;
+const PG_REFILL_LOCK: i64 = 0x6767_7002;
+
 /// For each running continuous tournament with nothing queued: a match of a game drawn from
 /// its set among idle players drawn at random (a player is idle when no match of the
 /// tournament being played has it, and, registered, none of another tournament either).
-fn refill_continuous(conn: &Connection) -> rusqlite::Result<()> {
+fn refill_continuous(conn: &Conn) -> sql::Result<()> {
+    refill(conn, false)
+}
+
+fn refill(conn: &Conn, refilling: bool) -> sql::Result<()> {
     let mut st = conn.prepare(
         "SELECT t.id, t.versions, t.players, t.seed,
                 (SELECT count(*) FROM scheduled s WHERE s.tournament_ref = t.id)
@@ -980,7 +1043,7 @@ fn refill_continuous(conn: &Connection) -> rusqlite::Result<()> {
                            WHERE s.tournament_ref = t.id AND s.status = 'queued')",
     )?;
     let due = st
-        .query_map([], |r| {
+        .query_map((), |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 from_json::<Vec<i64>>(&r.get::<_, String>(1)?),
@@ -989,8 +1052,16 @@ fn refill_continuous(conn: &Connection) -> rusqlite::Result<()> {
                 r.get::<_, i64>(4)? as u64,
             ))
         })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect::<sql::Result<Vec<_>>>()?;
     drop(st);
+    if due.is_empty() {
+        return Ok(());
+    }
+    if conn.dialect() == Dialect::Postgres && !refilling {
+        // Servers refill one at a time (then look again: another may have just refilled).
+        conn.execute("SELECT pg_advisory_xact_lock(?1)", [PG_REFILL_LOCK])?;
+        return refill(conn, true);
+    }
     for (id, versions, players, seed, made) in due {
         if versions.is_empty() {
             continue;
@@ -1262,7 +1333,7 @@ pub async fn played(db: &Db, tournament: Option<i64>) -> Result<Vec<Played>, Err
                 ))
             })
             .map_err(sql)?
-            .collect::<rusqlite::Result<Vec<_>>>()
+            .collect::<sql::Result<Vec<_>>>()
             .map_err(sql)?;
         let mut out = Vec::with_capacity(rows.len());
         for (row, match_id, game, goals, start_errors, ended) in rows {
@@ -1274,7 +1345,7 @@ pub async fn played(db: &Db, tournament: Option<i64>) -> Result<Vec<Played>, Err
                     Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
                 })
                 .map_err(sql)?
-                .collect::<rusqlite::Result<Vec<_>>>()
+                .collect::<sql::Result<Vec<_>>>()
                 .map_err(sql)?;
             drop(seats_st);
             let mut steps_st = conn
@@ -1285,7 +1356,7 @@ pub async fn played(db: &Db, tournament: Option<i64>) -> Result<Vec<Played>, Err
                     Ok(from_json::<Vec<String>>(&r.get::<_, String>(0)?))
                 })
                 .map_err(sql)?
-                .collect::<rusqlite::Result<Vec<_>>>()
+                .collect::<sql::Result<Vec<_>>>()
                 .map_err(sql)?;
             drop(steps_st);
             let mut players = Vec::new();

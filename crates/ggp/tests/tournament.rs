@@ -323,9 +323,27 @@ fn three_workers_and_a_front_end_play_a_round_robin_on_sqlite() {
 }
 
 #[test]
+fn three_workers_and_a_front_end_play_a_round_robin_on_postgresql() {
+    if let Some(db) = temp_postgres("workers") {
+        three_workers_and_a_front_end_play_a_round_robin(&db);
+    }
+}
+
+#[test]
 fn ggp_tournament_plays_a_round_robin_and_prints_the_standings() {
     let db = temp_db("tournament-cli.sqlite");
-    let json_path = temp_file("tournament-cli.json", "");
+    ggp_tournament_plays_a_round_robin(db.to_str().unwrap(), "sqlite");
+}
+
+#[test]
+fn ggp_tournament_plays_a_round_robin_on_postgresql() {
+    if let Some(db) = temp_postgres("cli") {
+        ggp_tournament_plays_a_round_robin(&db, "postgres");
+    }
+}
+
+fn ggp_tournament_plays_a_round_robin(db: &str, tag: &str) {
+    let json_path = temp_file(&format!("tournament-cli-{tag}.json"), "");
     let out = ggp(&[
         "tournament",
         "games/tictactoe.kif",
@@ -346,7 +364,7 @@ fn ggp_tournament_plays_a_round_robin_and_prints_the_standings() {
         "--parallel",
         "3",
         "--db",
-        db.to_str().unwrap(),
+        db,
         "--json",
         json_path.to_str().unwrap(),
     ]);
@@ -363,7 +381,7 @@ fn ggp_tournament_plays_a_round_robin_and_prints_the_standings() {
         assert!(s["rating"].is_f64(), "{s}");
     }
     // Recorded in the database like any match.
-    let listed = ggp(&["matches", "list", "--db", db.to_str().unwrap()]);
+    let listed = ggp(&["matches", "list", "--db", db]);
     assert_eq!(
         text(&listed.stdout).matches(" finished ").count(),
         6,
@@ -380,7 +398,7 @@ fn ggp_tournament_plays_a_round_robin_and_prints_the_standings() {
         "--player",
         "nobody",
         "--db",
-        db.to_str().unwrap(),
+        db,
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
@@ -388,18 +406,21 @@ fn ggp_tournament_plays_a_round_robin_and_prints_the_standings() {
         "{}",
         text(&out.stderr)
     );
-    let broken = temp_file("broken-game.kif", "(role a) (<= (legal a x) (true ?y))");
+    let broken = temp_file(
+        &format!("broken-game-{tag}.kif"),
+        "(role a) (<= (legal a x) (true ?y))",
+    );
     let out = ggp(&[
         "tournament",
         broken.to_str().unwrap(),
         "--player",
         "random",
         "--db",
-        db.to_str().unwrap(),
+        db,
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("broken-game.kif"),
+        text(&out.stderr).contains(&format!("broken-game-{tag}.kif")),
         "{}",
         text(&out.stderr)
     );

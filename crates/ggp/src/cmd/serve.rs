@@ -113,7 +113,10 @@ pub fn run(args: Args) -> u8 {
             .as_ref()
             .and_then(|l| l.local_addr().ok())
             .map_or(args.addr.clone(), |a| a.to_string());
-        errln!("ggp serve: the match database is {}", config.db.display());
+        errln!(
+            "ggp serve: the match database is {}",
+            ggp_match::sql::redact(&config.db.display().to_string())
+        );
         let (state, startup) = match Gamemaster::start(config).await {
             Ok(started) => started,
             Err(e) => return fail(e),

@@ -190,7 +190,7 @@ async fn play(gm: &Arc<Gamemaster>, args: &Args) -> u8 {
         made.name,
         total,
         if total == 1 { "" } else { "es" },
-        gm.db.path().display()
+        gm.db.shown()
     );
     tokio::spawn(tournament::work(gm.clone(), Some(made.id)));
     let interrupted = async {
