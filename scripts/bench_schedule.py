@@ -11,9 +11,11 @@ and their mean and longest time; the table gives the mean over workers and the l
 
     cargo build --release -p ggp
     python3 scripts/bench_schedule.py [--ggp target/release/ggp] [--workers 1,2,4]
-                                      [--matches 400] [--capacity 8] [--db sqlite]
+                                      [--matches 400] [--capacity 8]
+                                      [--db sqlite | --db postgres://user@host:port/postgres]
 
-Needs only Python's standard library.
+With a PostgreSQL URL (of a database the user may create databases from), each run gets a
+fresh database of its own (`psql` makes it). Needs Python's standard library (and `psql`).
 """
 
 import argparse
@@ -86,13 +88,22 @@ def run(ggp, db, workers, matches, capacity):
     })
     assert status == 201, made
     tid = made["id"]
+    deadline = time.time() + 600
     while True:
-        _, t = api(url, "GET", f"/api/tournaments/{tid}")
+        # The list: progress without standings, light enough to ask often.
+        _, listed = api(url, "GET", "/api/tournaments")
+        t = next(x for x in listed if x["id"] == tid)
         if t["status"] == "finished":
             break
+        if time.time() > deadline:
+            raise SystemExit(f"the tournament did not end in 10 minutes: {t['progress']}")
         time.sleep(0.05)
     elapsed = time.time() - started
     done = t["progress"]["done"]
+    if t["progress"]["failed"]:
+        _, full = api(url, "GET", f"/api/tournaments/{tid}")
+        failures = sorted({m["failure"] for m in full["matches"] if m["status"] == "failed"})
+        print(f"# {t['progress']['failed']} failed: {failures}", flush=True)
     claims = []
     for proc, lines, _ in procs:
         proc.send_signal(signal.SIGINT)
@@ -117,7 +128,8 @@ def main():
     ap.add_argument("--workers", default="1,2,4")
     ap.add_argument("--matches", type=int, default=400)
     ap.add_argument("--capacity", type=int, default=8)
-    ap.add_argument("--db", default="sqlite", help="sqlite (a fresh file per run)")
+    ap.add_argument("--db", default="sqlite",
+                    help="sqlite (a fresh file per run) or a postgres:// URL (a fresh database per run)")
     args = ap.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.2f}, "
           f"{args.matches} matches (random v legal, tic-tac-toe), capacity {args.capacity} per worker, {args.db}")
@@ -125,7 +137,13 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for n in [int(w) for w in args.workers.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
-            db = os.path.join(tmp, "bench.sqlite")
+            if args.db.startswith(("postgres://", "postgresql://")):
+                name = f"ggp_bench_{n}"
+                for sql in (f"DROP DATABASE IF EXISTS {name} WITH (FORCE)", f"CREATE DATABASE {name}"):
+                    subprocess.run(["psql", args.db, "-qc", sql], check=True)
+                db = args.db.rsplit("/", 1)[0] + "/" + name
+            else:
+                db = os.path.join(tmp, "bench.sqlite")
             done, elapsed, claims, mean, longest, _ = run(args.ggp, db, n, args.matches, args.capacity)
         print(f"| {n} | {done} | {elapsed:.2f} | {done / elapsed:.1f} | {claims} | {mean:.2f} | {longest:.2f} |",
               flush=True)

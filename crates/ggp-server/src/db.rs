@@ -596,21 +596,28 @@ impl Db {
         self.write(move |conn| {
             let base = m.match_id.clone();
             let mut k = 2;
-            while conn.query_row(
-                "SELECT (SELECT count(*) FROM matches WHERE match_id = ?1)
-                      + (SELECT count(*) FROM served_matches WHERE match_id = ?1)",
-                [&m.match_id],
-                |r| r.get::<_, i64>(0),
-            )? > 0
-            {
+            // Servers sharing a PostgreSQL database insert at the same moment: a taken id is
+            // seen by the check (committed) or by the insert (being committed, waited for).
+            loop {
+                let taken = conn.query_row(
+                    "SELECT (SELECT count(*) FROM matches WHERE match_id = ?1)
+                          + (SELECT count(*) FROM served_matches WHERE match_id = ?1)",
+                    [&m.match_id],
+                    |r| r.get::<_, i64>(0),
+                )? > 0;
+                if !taken
+                    && conn.execute(
+                        "INSERT INTO served_matches
+                            (match_id, game_version_ref, created, server_ref, scheduled_ref)
+                         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (match_id) DO NOTHING",
+                        params![m.match_id, m.version_id, now_ms(), m.server, m.scheduled],
+                    )? == 1
+                {
+                    break;
+                }
                 m.match_id = format!("{base}.{k}");
                 k += 1;
             }
-            conn.execute(
-                "INSERT INTO served_matches (match_id, game_version_ref, created, server_ref, scheduled_ref)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![m.match_id, m.version_id, now_ms(), m.server, m.scheduled],
-            )?;
             if let Some(row) = m.scheduled {
                 conn.execute(
                     "UPDATE scheduled SET match_id = ?1 WHERE id = ?2",

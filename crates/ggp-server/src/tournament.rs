@@ -19,7 +19,7 @@
 //! gone) is reaped by any other: its running matches are recorded as aborted, with their
 //! steps, and its claimed rows are queued again, to be played by another server.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -1025,6 +1025,9 @@ fn claim_postgres(conn: &Conn, only: Option<i64>) -> sql::Result<Option<i64>> {
 /// continuous tournaments.
 const PG_PLAYER_LOCKS: i32 = 0x6767_7001;
 const PG_REFILL_LOCK: i64 = 0x6767_7002;
+/// Added to a tournament's id: the advisory lock held while a server records that one of its
+/// matches ended (PostgreSQL).
+const PG_TOURNAMENT_LOCKS: i64 = 0x6767_7003 << 32;
 
 /// For each running continuous tournament with nothing queued: a match of a game drawn from
 /// its set among idle players drawn at random (a player is idle when no match of the
@@ -1121,6 +1124,15 @@ pub enum Ended {
 /// Records how a scheduled match ended; ends the tournament when nothing is left to play.
 pub async fn ended(db: &Db, row: i64, how: Ended) -> Result<(), Error> {
     db.write(move |conn| {
+        if conn.dialect() == Dialect::Postgres {
+            // Servers ending a tournament's last matches at the same moment take turns, so
+            // that the last one sees every other's end (SQLite's writes take turns anyway).
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(?1 + (SELECT tournament_ref FROM scheduled
+                                                    WHERE id = ?2))",
+                params![PG_TOURNAMENT_LOCKS, row],
+            )?;
+        }
         match &how {
             Ended::Played => conn.execute(
                 "UPDATE scheduled SET status = 'done' WHERE id = ?1 AND status = 'claimed'",
@@ -1335,30 +1347,53 @@ pub async fn played(db: &Db, tournament: Option<i64>) -> Result<Vec<Played>, Err
             .map_err(sql)?
             .collect::<sql::Result<Vec<_>>>()
             .map_err(sql)?;
+        // The seats and the steps' errors of all of them, in two queries (not two per match:
+        // a tournament's page asks for its standings every few seconds).
+        let filter = "FROM served_matches s
+             JOIN matches m USING (match_id)
+             LEFT JOIN scheduled q ON q.id = s.scheduled_ref
+             WHERE m.status = 'finished' AND (?1 IS NULL OR q.tournament_ref = ?1)";
+        let mut seats: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+        for seat in conn
+            .prepare(&format!(
+                "SELECT t.match_id, t.seat, t.name FROM seats t
+                 WHERE t.match_id IN (SELECT s.match_id {filter}) ORDER BY t.match_id, t.seat"
+            ))
+            .map_err(sql)?
+            .query_map([tournament], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)? as usize,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(sql)?
+        {
+            let (match_id, k, name) = seat.map_err(sql)?;
+            seats.entry(match_id).or_default().push((k, name));
+        }
+        let mut errors_of: HashMap<i64, Vec<Vec<String>>> = HashMap::new();
+        for step in conn
+            .prepare(&format!(
+                "SELECT t.match_ref, t.errors FROM steps t
+                 WHERE t.match_ref IN (SELECT m.id {filter}) ORDER BY t.match_ref, t.step"
+            ))
+            .map_err(sql)?
+            .query_map([tournament], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    from_json::<Vec<String>>(&r.get::<_, String>(1)?),
+                ))
+            })
+            .map_err(sql)?
+        {
+            let (row, errors) = step.map_err(sql)?;
+            errors_of.entry(row).or_default().push(errors);
+        }
         let mut out = Vec::with_capacity(rows.len());
         for (row, match_id, game, goals, start_errors, ended) in rows {
-            let mut seats_st = conn
-                .prepare_cached("SELECT seat, name FROM seats WHERE match_id = ?1 ORDER BY seat")
-                .map_err(sql)?;
-            let seats = seats_st
-                .query_map([&match_id], |r| {
-                    Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
-                })
-                .map_err(sql)?
-                .collect::<sql::Result<Vec<_>>>()
-                .map_err(sql)?;
-            drop(seats_st);
-            let mut steps_st = conn
-                .prepare_cached("SELECT errors FROM steps WHERE match_ref = ?1 ORDER BY step")
-                .map_err(sql)?;
-            let errors = steps_st
-                .query_map([row], |r| {
-                    Ok(from_json::<Vec<String>>(&r.get::<_, String>(0)?))
-                })
-                .map_err(sql)?
-                .collect::<sql::Result<Vec<_>>>()
-                .map_err(sql)?;
-            drop(steps_st);
+            let seats = seats.remove(&match_id).unwrap_or_default();
+            let errors = errors_of.remove(&row).unwrap_or_default();
             let mut players = Vec::new();
             let mut seat_goals = Vec::new();
             let mut failed = Vec::new();

@@ -49,8 +49,9 @@ pub struct Args {
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// The match database (SQLite) where every match is recorded (default: as `ggp match`).
-    #[arg(long, value_name = "FILE", conflicts_with = "no_db")]
+    /// The match database where every match is recorded (default: as `ggp match`): a SQLite
+    /// file or a `postgres://` URL.
+    #[arg(long, value_name = "FILE|URL", conflicts_with = "no_db")]
     db: Option<PathBuf>,
     /// Record the matches in no database.
     #[arg(long)]

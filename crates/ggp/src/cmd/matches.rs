@@ -55,9 +55,10 @@ pub struct Args {
     /// messages do not say which role they are for; use this only for a player that knows).
     #[arg(long)]
     allow_same_url: bool,
-    /// The match database (SQLite), where every step is committed before the next PLAY
-    /// (default: `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`).
-    #[arg(long, value_name = "FILE", conflicts_with = "no_db")]
+    /// The match database, where every step is committed before the next PLAY (default:
+    /// `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`; a
+    /// `postgres://` URL for PostgreSQL).
+    #[arg(long, value_name = "FILE|URL", conflicts_with = "no_db")]
     db: Option<PathBuf>,
     /// Record the match in no database.
     #[arg(long)]

@@ -12,8 +12,9 @@ use crate::{SUCCESS, USAGE_OR_IO, out};
 pub struct Args {
     #[command(subcommand)]
     command: Command,
-    /// The match database (default: the one `ggp match` writes to).
-    #[arg(long, value_name = "FILE", global = true)]
+    /// The match database (default: the one `ggp match` writes to): a SQLite file or a
+    /// `postgres://` URL.
+    #[arg(long, value_name = "FILE|URL", global = true)]
     db: Option<PathBuf>,
 }
 

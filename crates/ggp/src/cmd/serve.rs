@@ -19,8 +19,10 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:9000")]
     addr: String,
     /// The match database, shared with `ggp match` and `ggp matches` (default:
-    /// `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`).
-    #[arg(long, value_name = "FILE")]
+    /// `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`); a
+    /// `postgres://user:password@host/db` URL for a PostgreSQL database that servers on
+    /// several machines share (docs/deploy.md).
+    #[arg(long, value_name = "FILE|URL")]
     db: Option<PathBuf>,
     /// Import every `.kif` file under this directory at start (its key is the file's name); may
     /// be given several times. Rules already kept add nothing; changed rules add a version.

@@ -53,8 +53,8 @@ pub struct Args {
     /// A name for the tournament (default: its games and the day).
     #[arg(long)]
     name: Option<String>,
-    /// The match database (default: as `ggp match`).
-    #[arg(long, value_name = "FILE")]
+    /// The match database (default: as `ggp match`): a SQLite file or a `postgres://` URL.
+    #[arg(long, value_name = "FILE|URL")]
     db: Option<PathBuf>,
     /// Write `{"matches": N, "standings": [{"player", "played", "mean", "rating"}, …]}` (best
     /// first) to this file.
