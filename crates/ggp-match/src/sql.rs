@@ -154,7 +154,19 @@ impl From<postgres::Error> for Error {
                 Some(detail) => format!("{}: {} ({detail})", db.severity(), db.message()),
                 None => format!("{}: {}", db.severity(), db.message()),
             },
-            None => e.to_string(),
+            None => {
+                // The cause (a refused connection, a name that does not resolve) says more.
+                let mut message = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(cause) = source {
+                    let text = cause.to_string();
+                    if !message.contains(&text) {
+                        message.push_str(&format!(": {text}"));
+                    }
+                    source = cause.source();
+                }
+                message
+            }
         };
         error(kind, message)
     }
@@ -693,6 +705,9 @@ impl From<&Value> for PgParam {
             Value::Null(Kind::Bool) => PgParam::Bool(None),
             Value::Int(n) => PgParam::Int(Some(*n)),
             Value::Real(x) => PgParam::Real(Some(*x)),
+            // PostgreSQL's text cannot hold NUL: it is stored as U+FFFD (the replacement
+            // character), so that a reply or a name with one is kept rather than refused.
+            Value::Text(s) if s.contains('\0') => PgParam::Text(Some(s.replace('\0', "\u{fffd}"))),
             Value::Text(s) => PgParam::Text(Some(s.clone())),
             Value::Bool(b) => PgParam::Bool(Some(*b)),
         }

@@ -501,6 +501,16 @@ impl Database {
             path: shown,
             read_only: false,
         };
+        // Reading never creates the tables (as with SQLite, where it never creates a file).
+        if read_only && db.schema_version()? == 0 {
+            return Err(store_error(
+                StoreErrorKind::NotFound,
+                format!(
+                    "there is no match database in {} (it has no ggp tables yet; `ggp match` or `ggp serve` makes them)",
+                    db.path.display()
+                ),
+            ));
+        }
         db.migrate()?;
         if read_only {
             db.conn

@@ -373,3 +373,30 @@ async fn other_work(fresh: fn(&str) -> Option<PathBuf>) {
     assert_eq!(name, "tictactoe");
     assert_eq!(reason.as_deref(), Some("kept"));
 }
+
+/// On PostgreSQL as with SQLite files: reading an empty database is an error naming it, and
+/// creates nothing; opening it to write creates the schema, which then reads.
+#[test]
+fn an_empty_postgresql_database_is_not_read_as_one_until_written() {
+    let Some(url) = temp_pg("empty") else {
+        return;
+    };
+    let e = Database::open_existing(&url).err().unwrap();
+    assert_eq!(e.kind, StoreErrorKind::NotFound, "{e}");
+    assert!(e.message.contains("no ggp tables"), "{e}");
+    assert!(Database::open_existing(&url).is_err(), "still nothing");
+    let db = Database::open(&url).unwrap();
+    assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+    drop(db);
+    let db = Database::open_existing(&url).unwrap();
+    assert!(db.list().unwrap().is_empty());
+    // An unreachable server names itself and why.
+    let e = Database::open_existing(std::path::Path::new("postgres://nobody@127.0.0.1:1/x"))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind, StoreErrorKind::Open);
+    assert!(
+        e.message.contains("127.0.0.1:1") && e.message.contains("refused"),
+        "{e}"
+    );
+}

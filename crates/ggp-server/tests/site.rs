@@ -31,13 +31,129 @@ fn temp_db(name: &str) -> PathBuf {
     path
 }
 
-async fn site(name: &str) -> Site {
+/// Which database a test's site keeps its data in.
+#[derive(Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh, empty database: a SQLite file, or a PostgreSQL database made in the cluster
+/// `GGP_TEST_POSTGRES` names (`scripts/pg_test_cluster.sh`).
+fn database(backend: Backend, name: &str) -> PathBuf {
+    match backend {
+        Backend::Sqlite => temp_db(&format!("{name}.sqlite")),
+        Backend::Postgres => {
+            let admin = std::env::var("GGP_TEST_POSTGRES").unwrap();
+            let db = format!("ggp_site_{name}");
+            // The blocking client, in an async test: where it may block.
+            ggp_match::sql::outside_runtime(|| {
+                let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+                    .unwrap_or_else(|e| panic!("GGP_TEST_POSTGRES={admin} cannot be reached: {e}"));
+                client
+                    .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+                    .unwrap();
+                client
+                    .batch_execute(&format!("CREATE DATABASE {db}"))
+                    .unwrap();
+            });
+            let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+            PathBuf::from(format!("{base}/{db}"))
+        }
+    }
+}
+
+/// Runs a test on SQLite and on PostgreSQL (skipped, saying so, without `GGP_TEST_POSTGRES`).
+macro_rules! on_both {
+    ($test:ident, $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $test(Backend::Sqlite).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            if std::env::var("GGP_TEST_POSTGRES").is_ok() {
+                $test(Backend::Postgres).await;
+            } else {
+                eprintln!("skipped on PostgreSQL: GGP_TEST_POSTGRES is not set");
+            }
+        }
+    };
+}
+
+on_both!(
+    tokens,
+    writes_need_a_token,
+    writes_need_a_token_on_postgresql
+);
+on_both!(
+    escaped,
+    text_from_outside_is_escaped_in_every_page,
+    text_from_outside_is_escaped_in_every_page_on_postgresql
+);
+on_both!(
+    games,
+    games_are_checked_and_kept_in_versions,
+    games_are_checked_and_kept_in_versions_on_postgresql
+);
+on_both!(
+    hostile,
+    hostile_requests_are_answered_not_obeyed,
+    hostile_requests_are_answered_not_obeyed_on_postgresql
+);
+on_both!(
+    human,
+    a_person_plays_a_seat_through_the_api,
+    a_person_plays_a_seat_through_the_api_on_postgresql
+);
+on_both!(
+    gdl2,
+    a_gdl2_match_shows_each_role_only_what_it_sees_while_it_is_played,
+    a_gdl2_match_shows_each_role_only_what_it_sees_on_postgresql
+);
+
+/// All the database holds, as text: the SQLite file's bytes, or every row of every table of the
+/// PostgreSQL database.
+fn everything_stored(s: &Site) -> String {
+    let path = s.state.db.path().to_path_buf();
+    if !ggp_match::sql::is_postgres_url(&path.display().to_string()) {
+        return String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+    }
+    ggp_match::sql::outside_runtime(|| {
+        let db = ggp_match::Database::open_existing(&path).unwrap();
+        let conn = db.connection();
+        let tables: Vec<String> = conn
+            .query(
+                "SELECT table_name::text FROM information_schema.tables
+                 WHERE table_schema = 'public'",
+                (),
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0).unwrap())
+            .collect();
+        assert!(tables.len() >= 10, "{tables:?}");
+        let mut all = String::new();
+        for t in tables {
+            for row in conn
+                .query(&format!("SELECT x::text FROM {t} x"), ())
+                .unwrap()
+            {
+                all.push_str(&row.get::<_, String>(0).unwrap());
+                all.push('\n');
+            }
+        }
+        all
+    })
+}
+
+async fn site(backend: Backend, name: &str) -> Site {
     let config = Config {
         games: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../games")],
         ping_interval: Duration::from_secs(3600),
         grace: Duration::from_millis(300),
         max_steps: 1000,
-        ..Config::new(temp_db(name), ADMIN.into())
+        ..Config::new(database(backend, name), ADMIN.into())
     };
     let (state, startup) = Gamemaster::start(config).await.unwrap();
     let imported = startup.imported[0].1.as_ref().unwrap();
@@ -226,9 +342,8 @@ async fn scripted(reply: &'static str) -> String {
     url
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn writes_need_a_token() {
-    let s = site("tokens.sqlite").await;
+async fn tokens(backend: Backend) {
+    let s = site(backend, "tokens").await;
     let writes: &[(&str, &str, Value)] = &[
         (
             "POST",
@@ -322,8 +437,7 @@ async fn writes_need_a_token() {
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_eq!(a.json()["url"], "http://127.0.0.1:4");
     // Tokens are kept hashed: the database does not hold them.
-    let db = std::fs::read(s.state.db.path()).unwrap();
-    assert!(!String::from_utf8_lossy(&db).contains(&alice_token));
+    assert!(!everything_stored(&s).contains(&alice_token));
     let a = s
         .api(
             "DELETE",
@@ -418,9 +532,8 @@ async fn crawl(s: &Site, cookie: &str) -> Vec<(String, String)> {
     pages
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn text_from_outside_is_escaped_in_every_page() {
-    let s = site("escaped.sqlite").await;
+async fn escaped(backend: Backend) {
+    let s = site(backend, "escaped").await;
     let rules = "; <script>alert(\"game\")</script>
 (role <b>x</b>)
 (role o)
@@ -516,9 +629,8 @@ async fn text_from_outside_is_escaped_in_every_page() {
     assert_eq!(home.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn games_are_checked_and_kept_in_versions() {
-    let s = site("games.sqlite").await;
+async fn games(backend: Backend) {
+    let s = site(backend, "games").await;
     let listed = s.get("/api/games").await.json();
     let keys: Vec<&str> = listed
         .as_array()
@@ -658,9 +770,8 @@ async fn games_are_checked_and_kept_in_versions() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hostile_requests_are_answered_not_obeyed() {
-    let s = site("hostile.sqlite").await;
+async fn hostile(backend: Backend) {
+    let s = site(backend, "hostile").await;
     let create = |body: Value| s.api("POST", "/api/matches", Some(ADMIN), body);
     let cases: Vec<(Value, StatusCode)> = vec![
         (
@@ -853,9 +964,8 @@ impl Events {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_plays_a_seat_through_the_api() {
-    let s = site("human.sqlite").await;
+async fn human(backend: Backend) {
+    let s = site(backend, "human").await;
     let a = s
         .api(
             "POST",
@@ -1017,9 +1127,8 @@ async fn events_as(s: &Site, path: &str, token: Option<&str>) -> (StatusCode, Ev
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gdl2_match_shows_each_role_only_what_it_sees_while_it_is_played() {
-    let s = site("gdl2.sqlite").await;
+async fn gdl2(backend: Backend) {
+    let s = site(backend, "gdl2").await;
     // Monty Hall's `random` role is the manager's: no seat for it, and one given is refused.
     let a = s
         .api(

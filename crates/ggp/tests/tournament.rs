@@ -425,3 +425,86 @@ fn ggp_tournament_plays_a_round_robin(db: &str, tag: &str) {
         text(&out.stderr)
     );
 }
+
+/// Pausing, resuming and ending a tournament through the API, on a server that plays nothing
+/// (`--capacity 0`), so that the schedule stays as made: each action only from the states it
+/// applies to; ending fails the unplayed matches, saying why.
+fn a_tournament_is_paused_resumed_and_ended(db: &str) {
+    let server = spawn_server(
+        std::path::Path::new(db),
+        &["--games", "games", "--capacity", "0"],
+    );
+    let url = |path: &str| format!("{}{path}", server.url);
+    let admin = Some(server.token.as_str());
+    let (status, made) = api(
+        "POST",
+        &url("/api/tournaments"),
+        admin,
+        Some(
+            json!({"games": ["tictactoe"], "players": ["random", "legal"], "rounds": 2,
+                    "startclock": 1, "playclock": 1}),
+        ),
+    );
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let action = |what: &str, token: Option<&str>| {
+        api(
+            "POST",
+            &url(&format!("/api/tournaments/{id}/{what}")),
+            token,
+            None,
+        )
+    };
+    assert_eq!(action("pause", None).0, 401);
+    let (status, paused) = action("pause", admin);
+    assert_eq!(
+        (status, paused["status"].as_str()),
+        (200, Some("paused")),
+        "{paused}"
+    );
+    let (status, again) = action("pause", admin);
+    assert_eq!(status, 409, "{again}");
+    assert!(
+        again["error"].as_str().unwrap().contains("is paused"),
+        "{again}"
+    );
+    let (status, resumed) = action("resume", admin);
+    assert_eq!(
+        (status, resumed["status"].as_str()),
+        (200, Some("running")),
+        "{resumed}"
+    );
+    let (status, unknown) = action("explode", admin);
+    assert_eq!(status, 404, "{unknown}");
+    let (status, ended) = action("end", admin);
+    assert_eq!(
+        (status, ended["status"].as_str()),
+        (200, Some("finished")),
+        "{ended}"
+    );
+    assert_eq!(ended["progress"]["failed"], 4, "{ended}");
+    assert_eq!(ended["progress"]["queued"], 0, "{ended}");
+    let (_, full) = api("GET", &url(&format!("/api/tournaments/{id}")), None, None);
+    for m in full["matches"].as_array().unwrap() {
+        assert_eq!(m["status"], "failed", "{m}");
+        assert_eq!(m["failure"], "the tournament was ended first", "{m}");
+    }
+    assert_eq!(action("resume", admin).0, 409);
+    assert_eq!(
+        api("POST", &url("/api/tournaments/999/pause"), admin, None).0,
+        404
+    );
+}
+
+#[test]
+fn a_tournament_is_paused_resumed_and_ended_on_sqlite() {
+    let db = temp_db("tournament-states.sqlite");
+    a_tournament_is_paused_resumed_and_ended(db.to_str().unwrap());
+}
+
+#[test]
+fn a_tournament_is_paused_resumed_and_ended_on_postgresql() {
+    if let Some(db) = temp_postgres("states") {
+        a_tournament_is_paused_resumed_and_ended(&db);
+    }
+}
