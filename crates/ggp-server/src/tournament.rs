@@ -1061,9 +1061,14 @@ fn refill(conn: &Conn, refilling: bool) -> sql::Result<()> {
         return Ok(());
     }
     if conn.dialect() == Dialect::Postgres && !refilling {
-        // Servers refill one at a time (then look again: another may have just refilled).
-        conn.execute("SELECT pg_advisory_xact_lock(?1)", [PG_REFILL_LOCK])?;
-        return refill(conn, true);
+        // Servers refill one at a time (then look again: another may have just refilled); one
+        // that finds another refilling leaves it to that one, rather than wait holding locks.
+        let mine: bool = conn.query_row(
+            "SELECT pg_try_advisory_xact_lock(?1)",
+            [PG_REFILL_LOCK],
+            |r| r.get(0),
+        )?;
+        return if mine { refill(conn, true) } else { Ok(()) };
     }
     for (id, versions, players, seed, made) in due {
         if versions.is_empty() {
@@ -1112,6 +1117,7 @@ fn refill(conn: &Conn, refilling: bool) -> sql::Result<()> {
 }
 
 /// How a scheduled match's match ended.
+#[derive(Clone)]
 pub enum Ended {
     /// It was played (finished, or aborted by its game: the step limit, rules that failed).
     Played,
@@ -1243,11 +1249,19 @@ pub async fn match_ended(gm: &Gamemaster, row: i64, completed: bool, failure: Op
         None if gm.stopping() => Ended::Interrupted,
         None => Ended::Played,
     };
-    if let Err(e) = ended(&gm.db, row, how).await {
-        log(&format!(
-            "ggp serve: recording the end of scheduled match {row} failed: {}",
-            e.message()
-        ));
+    // Tried again after a failure (a lock another server held too long, a deadlock the
+    // database broke): a row left claimed by a live server would never be played again.
+    for attempt in 1..=5u64 {
+        match ended(&gm.db, row, how.clone()).await {
+            Ok(()) => break,
+            Err(e) => {
+                log(&format!(
+                    "ggp serve: recording the end of scheduled match {row} failed (attempt {attempt} of 5): {}",
+                    e.message()
+                ));
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+        }
     }
     gm.schedule_changed.notify_waiters();
 }

@@ -508,3 +508,87 @@ fn a_tournament_is_paused_resumed_and_ended_on_postgresql() {
         a_tournament_is_paused_resumed_and_ended(&db);
     }
 }
+
+/// A continuous tournament (Tiltyard's way) on two servers sharing the database: matches keep
+/// being made while its players are idle, until it is ended.
+fn a_continuous_tournament_runs_until_ended(db: &str) {
+    let server = spawn_server(
+        std::path::Path::new(db),
+        &["--games", "games", "--capacity", "2"],
+    );
+    let (_worker, _, log) = spawn_worker(db, "2");
+    let url = |path: &str| format!("{}{path}", server.url);
+    let admin = Some(server.token.as_str());
+    let (status, made) = api(
+        "POST",
+        &url("/api/tournaments"),
+        admin,
+        Some(json!({"format": "continuous", "games": ["tictactoe"],
+                    "players": ["random", "legal", "sample"], "startclock": 1, "playclock": 1})),
+    );
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let (_, t) = api("GET", &url(&format!("/api/tournaments/{id}")), None, None);
+        if t["progress"]["done"].as_u64().unwrap() >= 12 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{t}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (status, ended) = api(
+        "POST",
+        &url(&format!("/api/tournaments/{id}/end")),
+        admin,
+        None,
+    );
+    assert_eq!(status, 200, "{ended}");
+    // What was being played ends as played; nothing new starts.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (_, t) = api("GET", &url(&format!("/api/tournaments/{id}")), None, None);
+    assert_eq!(t["status"], "finished", "{t}");
+    assert_eq!(t["progress"]["queued"], 0, "{t}");
+    assert_eq!(t["progress"]["playing"], 0, "{t}");
+    let matches = t["matches"].as_array().unwrap();
+    for m in matches {
+        let players: Vec<&str> = m["players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        assert_eq!(players.len(), 2, "{m}");
+        assert_ne!(players[0], players[1], "{m}");
+        assert!(
+            m["status"] == "done" || m["failure"] == "the tournament was ended first",
+            "{m}"
+        );
+    }
+    // Rounds are numbered one after the other: no two servers made the same match.
+    let mut rounds: Vec<u64> = matches
+        .iter()
+        .map(|m| m["round"].as_u64().unwrap())
+        .collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    assert_eq!(rounds.len(), matches.len(), "{t}");
+    assert!(
+        !log.lock().unwrap().contains("failed"),
+        "{}",
+        log.lock().unwrap()
+    );
+}
+
+#[test]
+fn a_continuous_tournament_runs_until_ended_on_sqlite() {
+    let db = temp_db("tournament-continuous.sqlite");
+    a_continuous_tournament_runs_until_ended(db.to_str().unwrap());
+}
+
+#[test]
+fn a_continuous_tournament_runs_until_ended_on_postgresql() {
+    if let Some(db) = temp_postgres("continuous") {
+        a_continuous_tournament_runs_until_ended(&db);
+    }
+}
