@@ -30,8 +30,30 @@ pub fn is_postgres_url(location: &str) -> bool {
     l.starts_with("postgres://") || l.starts_with("postgresql://")
 }
 
-/// A PostgreSQL URL without its password, to be shown.
+/// A PostgreSQL URL without its password (in the authority or as `password=` in the query),
+/// to be shown.
 pub fn redact(url: &str) -> String {
+    let (url, query) = match url.split_once('?') {
+        Some((u, q)) => (u, Some(q)),
+        None => (url, None),
+    };
+    let base = redact_authority(url);
+    match query {
+        None => base,
+        Some(q) => {
+            let q: Vec<String> = q
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=…"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{base}?{}", q.join("&"))
+        }
+    }
+}
+
+fn redact_authority(url: &str) -> String {
     // postgres://user:password@host/db → postgres://user:…@host/db
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
@@ -631,6 +653,15 @@ impl Conn {
         ))
     }
 
+    /// Whether the connection is lost (PostgreSQL: the server closed it, or the network failed);
+    /// a SQLite connection never is.
+    pub fn is_closed(&self) -> bool {
+        match &self.backend {
+            Backend::Sqlite(_) => false,
+            Backend::Postgres(c) => c.borrow().as_ref().is_none_or(|c| c.is_closed()),
+        }
+    }
+
     /// Whether the connection is inside a transaction (SQLite; PostgreSQL answers `false`).
     pub fn in_transaction(&self) -> bool {
         match &self.backend {
@@ -842,6 +873,10 @@ mod tests {
             "postgres://u:…@h:5432/db"
         );
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            redact("postgres://u@h/db?sslmode=disable&password=secret"),
+            "postgres://u@h/db?sslmode=disable&password=…"
+        );
     }
 
     #[test]

@@ -208,7 +208,8 @@ pub enum StoreErrorKind {
     NotADatabase,
     /// The database was written by a newer version of ggp.
     NewerSchema,
-    /// A match with this id is already recorded.
+    /// A match with this id is already recorded (or another uniqueness constraint refused a
+    /// write).
     Duplicate,
     /// No such match (or no database at the path).
     NotFound,
@@ -255,6 +256,10 @@ fn sql_error(path: &Path, e: sql::Error) -> StoreError {
         ErrorKind::Open => store_error(
             StoreErrorKind::Open,
             format!("cannot open the match database {file} for writing ({e})"),
+        ),
+        ErrorKind::Constraint => store_error(
+            StoreErrorKind::Duplicate,
+            format!("the match database {file}: {e}"),
         ),
         _ if e.message.contains("database or disk is full") => store_error(
             StoreErrorKind::Other,
@@ -403,6 +408,36 @@ pub struct Database {
     /// The file, or the URL without its password.
     path: PathBuf,
     read_only: bool,
+    /// PostgreSQL's URL, to connect again when the connection is lost.
+    url: Option<String>,
+}
+
+/// Connects to PostgreSQL, with the session's limits: a lock waited for more than the busy
+/// timeout is an error (every write of a process goes through one writer, which must not
+/// hang on a lock a lost server holds), a session idle in a transaction for a minute is ended
+/// by the server, and TCP keepalives notice a lost peer within a minute or so.
+fn pg_connect(url: &str) -> Result<Conn, StoreError> {
+    let shown = sql::redact(url);
+    let fail = |e: sql::Error| {
+        store_error(
+            StoreErrorKind::Open,
+            format!("cannot connect to the PostgreSQL match database {shown}: {e}"),
+        )
+    };
+    let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| fail(e.into()))?;
+    config
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(10));
+    let client =
+        sql::outside_runtime(|| config.connect(postgres::NoTls)).map_err(|e| fail(e.into()))?;
+    let conn = Conn::postgres(client);
+    conn.execute_batch(&format!(
+        "SET lock_timeout = {}; SET idle_in_transaction_session_timeout = 60000",
+        DEFAULT_BUSY_TIMEOUT.as_millis()
+    ))
+    .map_err(fail)?;
+    Ok(conn)
 }
 
 /// The advisory lock PostgreSQL migrations take (any number, the same in every process).
@@ -484,22 +519,11 @@ impl Database {
     /// Connects to a PostgreSQL database and brings its schema up to date (both when only
     /// reading, as with SQLite; then its sessions are read-only).
     fn open_postgres(url: &str, read_only: bool) -> Result<Database, StoreError> {
-        let shown = PathBuf::from(sql::redact(url));
-        let client = sql::outside_runtime(|| postgres::Client::connect(url, postgres::NoTls))
-            .map_err(|e| {
-                store_error(
-                    StoreErrorKind::Open,
-                    format!(
-                        "cannot connect to the PostgreSQL match database {}: {}",
-                        shown.display(),
-                        sql::Error::from(e)
-                    ),
-                )
-            })?;
         let mut db = Database {
-            conn: Conn::postgres(client),
-            path: shown,
+            conn: pg_connect(url)?,
+            path: PathBuf::from(sql::redact(url)),
             read_only: false,
+            url: Some(url.to_string()),
         };
         // Reading never creates the tables (as with SQLite, where it never creates a file).
         if read_only && db.schema_version()? == 0 {
@@ -545,6 +569,7 @@ impl Database {
             conn: Conn::sqlite(conn),
             path: path.to_path_buf(),
             read_only: true,
+            url: None,
         };
         let version = db.schema_version()?;
         if version == 0 || version > SCHEMA_VERSION {
@@ -565,6 +590,7 @@ impl Database {
             conn: Conn::sqlite(conn),
             path: path.to_path_buf(),
             read_only,
+            url: None,
         };
         db.set_busy_timeout(DEFAULT_BUSY_TIMEOUT)?;
         if read_only {
@@ -735,6 +761,18 @@ impl Database {
         }
     }
 
+    /// A PostgreSQL connection that was lost (the server restarted, the network failed) is
+    /// made again; if that fails too, the writes fail, saying why, and the next batch tries
+    /// again.
+    fn reconnect_if_lost(&mut self) {
+        if let Some(url) = &self.url
+            && self.conn.is_closed()
+            && let Ok(conn) = pg_connect(url)
+        {
+            self.conn = conn;
+        }
+    }
+
     /// Runs `work` in a write transaction, committed if it succeeds, rolled back if not.
     fn in_transaction<T>(
         &self,
@@ -782,6 +820,7 @@ impl Database {
     /// Runs a batch of jobs in one transaction, each in a savepoint of its own so that one
     /// failing write (a duplicate match id) does not undo the others; then answers each.
     fn commit_batch(&mut self, mut jobs: Vec<Job>) {
+        self.reconnect_if_lost();
         let path = self.path.clone();
         let conn = &self.conn;
         let fail = |e| sql_error(&path, e);
@@ -1108,21 +1147,42 @@ fn apply(conn: &Conn, path: &Path, u: &Update) -> Result<(), StoreError> {
             .map_err(fail)?;
     }
     let end_time = (u.status != "unfinished").then(|| now_ms() as i64);
-    conn.prepare_cached(
-        "UPDATE matches SET status = ?1, goal_values = ?2,
-            end_time = coalesce(end_time, ?3), start_errors = ?4, abort_reason = ?5
-         WHERE id = ?6",
-    )
-    .map_err(fail)?
-    .execute(params![
-        u.status,
-        json(&u.goal_values),
-        end_time,
-        json(&u.start_errors),
-        u.abort_reason,
-        id
-    ])
-    .map_err(fail)?;
+    // A match another process ended (a server that took this one for gone recorded it as
+    // aborted) is not brought back: the write fails, and the match stops.
+    let changed = conn
+        .prepare_cached(
+            "UPDATE matches SET status = ?1, goal_values = ?2,
+                end_time = coalesce(end_time, ?3), start_errors = ?4, abort_reason = ?5
+             WHERE id = ?6 AND (status = 'unfinished' OR status = ?1)",
+        )
+        .map_err(fail)?
+        .execute(params![
+            u.status,
+            json(&u.goal_values),
+            end_time,
+            json(&u.start_errors),
+            u.abort_reason,
+            id
+        ])
+        .map_err(fail)?;
+    if changed == 0 {
+        let (status, reason): (String, Option<String>) = conn
+            .query_row(
+                "SELECT status, abort_reason FROM matches WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(fail)?;
+        return Err(store_error(
+            StoreErrorKind::Other,
+            format!(
+                "the match `{}` was already recorded as {status} in {}{}",
+                u.match_id,
+                path.display(),
+                reason.map(|r| format!(" ({r})")).unwrap_or_default()
+            ),
+        ));
+    }
     Ok(())
 }
 

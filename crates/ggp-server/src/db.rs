@@ -22,6 +22,8 @@ pub struct Db {
     pub store: Store,
     path: PathBuf,
     readers: Arc<Mutex<Vec<Database>>>,
+    /// Reads at once at most: each holds a connection (PostgreSQL's are counted by the server).
+    reading: Arc<tokio::sync::Semaphore>,
 }
 
 pub fn now_ms() -> i64 {
@@ -217,6 +219,7 @@ impl Db {
             store,
             path: path.to_path_buf(),
             readers: Arc::new(Mutex::new(Vec::new())),
+            reading: Arc::new(tokio::sync::Semaphore::new(POOL)),
         })
     }
 
@@ -236,16 +239,31 @@ impl Db {
         F: FnOnce(&Database) -> Result<T, Error> + Send + 'static,
     {
         let db = self.clone();
+        let permit = self
+            .reading
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| poisoned())?;
         tokio::task::spawn_blocking(move || {
-            let reader = db.readers.lock().map_err(|_| poisoned())?.pop();
+            let _permit = permit;
+            let reader = db
+                .readers
+                .lock()
+                .map_err(|_| poisoned())?
+                .pop()
+                .filter(|r| !r.connection().is_closed());
             let reader = match reader {
                 Some(r) => r,
                 None => Database::open_existing(&db.path)?,
             };
             let out = work(&reader);
-            let mut pool = db.readers.lock().map_err(|_| poisoned())?;
-            if pool.len() < POOL {
-                pool.push(reader);
+            // A lost connection (PostgreSQL restarted, the network failed) is not kept.
+            if !reader.connection().is_closed() {
+                let mut pool = db.readers.lock().map_err(|_| poisoned())?;
+                if pool.len() < POOL {
+                    pool.push(reader);
+                }
             }
             out
         })
@@ -378,8 +396,16 @@ impl Db {
                 "INSERT INTO games (key, created) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
                 params![key, now],
             )?;
-            let game: i64 =
-                conn.query_row("SELECT id FROM games WHERE key = ?1", [&key], |r| r.get(0))?;
+            // PostgreSQL: the game's row locked, so that two front ends adding a version of it
+            // at once number them one after the other (SQLite's writes take turns anyway).
+            let game: i64 = conn.query_row(
+                conn.pick(
+                    "SELECT id FROM games WHERE key = ?1",
+                    "SELECT id FROM games WHERE key = ?1 FOR UPDATE",
+                ),
+                [&key],
+                |r| r.get(0),
+            )?;
             let latest: Option<(i64, i64, String)> = conn
                 .query_row(
                     "SELECT id, version, hash FROM game_versions WHERE game_ref = ?1
@@ -534,7 +560,13 @@ impl Db {
                 )?;
                 Ok(true)
             })
-            .await?;
+            .await;
+        // Another front end registering the same name at the same moment: the unique index
+        // refuses the second.
+        let added = match added {
+            Err(Error::Internal(_)) if self.player_token(&taken).await?.is_some() => false,
+            other => other?,
+        };
         if !added {
             return Err(Error::Conflict(format!(
                 "a player named `{taken}` is already registered"

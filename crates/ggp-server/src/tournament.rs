@@ -746,15 +746,24 @@ pub async fn set_status(gm: &Gamemaster, id: i64, action: &str) -> Result<Tourna
         )));
     }
     let to = to.to_string();
-    gm.db
+    let from: Vec<String> = from.iter().map(|f| f.to_string()).collect();
+    let changed = gm
+        .db
         .write(move |conn| {
-            conn.execute(
+            // The status checked again in the write: another server may have just ended it.
+            let changed = conn.execute(
                 "UPDATE tournaments SET status = ?1,
                         finished = CASE WHEN ?1 = 'finished' THEN ?2 ELSE finished END
-                 WHERE id = ?3",
-                params![to, now_ms(), id],
+                 WHERE id = ?3 AND (status = ?4 OR status = ?5)",
+                params![
+                    to,
+                    now_ms(),
+                    id,
+                    from[0],
+                    from.get(1).unwrap_or(&from[0])
+                ],
             )?;
-            if to == "finished" {
+            if changed == 1 && to == "finished" {
                 // Whatever is left unplayed will not be.
                 conn.execute(
                     "UPDATE scheduled SET status = 'failed', failure = 'the tournament was ended first'
@@ -762,9 +771,16 @@ pub async fn set_status(gm: &Gamemaster, id: i64, action: &str) -> Result<Tourna
                     [id],
                 )?;
             }
-            Ok(())
+            Ok(changed == 1)
         })
         .await?;
+    if !changed {
+        let now = tournament(&gm.db, id).await?;
+        return Err(Error::Conflict(format!(
+            "the tournament {id} is {}: it cannot {action}",
+            now.status
+        )));
+    }
     gm.schedule_changed.notify_waiters();
     tournament(&gm.db, id).await
 }
@@ -773,7 +789,7 @@ pub async fn set_status(gm: &Gamemaster, id: i64, action: &str) -> Result<Tourna
 pub async fn register(db: &Db, kind: &'static str, host: &Host) -> Result<i64, Error> {
     let host = host.clone();
     db.write(move |conn| {
-        let now = now_ms();
+        let now = db_now(conn)?;
         conn.query_row(
             "INSERT INTO servers (kind, host, boot, pid, started, heartbeat)
              VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id",
@@ -784,14 +800,37 @@ pub async fn register(db: &Db, kind: &'static str, host: &Host) -> Result<i64, E
     .await
 }
 
-/// Beats this server's heart.
-pub async fn heartbeat(db: &Db, id: i64) -> Result<(), Error> {
+/// The database's time in milliseconds since the Unix epoch: heartbeats are written and
+/// judged by one clock, whichever machines the servers run on.
+fn db_now(conn: &Conn) -> sql::Result<i64> {
+    conn.query_row(
+        conn.pick(
+            "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+            "SELECT CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
+        ),
+        (),
+        |r| r.get(0),
+    )
+}
+
+/// Beats this server's heart. `true` if another server had taken it for gone (its heartbeat
+/// was late): that one has recorded its running matches as aborted and queued its claims
+/// again; this server is alive again from now on.
+pub async fn heartbeat(db: &Db, id: i64) -> Result<bool, Error> {
     db.write(move |conn| {
+        let now = db_now(conn)?;
+        if conn.execute(
+            "UPDATE servers SET heartbeat = ?1 WHERE id = ?2 AND stopped IS NULL",
+            params![now, id],
+        )? == 1
+        {
+            return Ok(false);
+        }
         conn.execute(
-            "UPDATE servers SET heartbeat = ?1 WHERE id = ?2",
-            params![now_ms(), id],
-        )
-        .map(drop)
+            "UPDATE servers SET heartbeat = ?1, stopped = NULL WHERE id = ?2",
+            params![now, id],
+        )?;
+        Ok(true)
     })
     .await
 }
@@ -827,7 +866,7 @@ pub async fn reap(
 ) -> Result<Reaped, Error> {
     let host = host.clone();
     db.write(move |conn| {
-        let now = now_ms();
+        let now = db_now(conn)?;
         let stale = now - dead_after.as_millis() as i64;
         let mut st = conn.prepare(
             "SELECT id, host, boot, pid, heartbeat FROM servers WHERE stopped IS NULL",
@@ -1128,7 +1167,7 @@ pub enum Ended {
 }
 
 /// Records how a scheduled match ended; ends the tournament when nothing is left to play.
-pub async fn ended(db: &Db, row: i64, how: Ended) -> Result<(), Error> {
+pub async fn ended(db: &Db, me: Option<i64>, row: i64, how: Ended) -> Result<(), Error> {
     db.write(move |conn| {
         if conn.dialect() == Dialect::Postgres {
             // Servers ending a tournament's last matches at the same moment take turns, so
@@ -1140,19 +1179,22 @@ pub async fn ended(db: &Db, row: i64, how: Ended) -> Result<(), Error> {
             )?;
         }
         match &how {
+            // Only this server's claim: a row queued again while this server was taken for
+            // gone may be another's now.
             Ended::Played => conn.execute(
-                "UPDATE scheduled SET status = 'done' WHERE id = ?1 AND status = 'claimed'",
-                [row],
+                "UPDATE scheduled SET status = 'done'
+                 WHERE id = ?1 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM ?2",
+                params![row, me],
             )?,
             Ended::Interrupted => conn.execute(
                 "UPDATE scheduled SET status = 'queued', server_ref = NULL, claimed = NULL
-                 WHERE id = ?1 AND status = 'claimed'",
-                [row],
+                 WHERE id = ?1 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM ?2",
+                params![row, me],
             )?,
             Ended::Failed(why) => conn.execute(
                 "UPDATE scheduled SET status = 'failed', failure = ?1
-                 WHERE id = ?2 AND status = 'claimed'",
-                params![why, row],
+                 WHERE id = ?2 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM ?3",
+                params![why, row, me],
             )?,
         };
         conn.execute(
@@ -1229,7 +1271,7 @@ async fn start(gm: &Arc<Gamemaster>, c: Claim) {
             } else {
                 Ended::Failed(e.message().to_string())
             };
-            if let Err(e2) = ended(&gm.db, c.row, how).await {
+            if let Err(e2) = ended(&gm.db, gm.server_id(), c.row, how).await {
                 log(&format!(
                     "ggp serve: recording that scheduled match {} could not start failed: {}",
                     c.row,
@@ -1252,7 +1294,7 @@ pub async fn match_ended(gm: &Gamemaster, row: i64, completed: bool, failure: Op
     // Tried again after a failure (a lock another server held too long, a deadlock the
     // database broke): a row left claimed by a live server would never be played again.
     for attempt in 1..=5u64 {
-        match ended(&gm.db, row, how.clone()).await {
+        match ended(&gm.db, gm.server_id(), row, how.clone()).await {
             Ok(()) => break,
             Err(e) => {
                 log(&format!(
@@ -1279,8 +1321,12 @@ pub async fn keep_alive(gm: Arc<Gamemaster>) {
         if gm.stopping() {
             return;
         }
-        if let Err(e) = heartbeat(&gm.db, me).await {
-            log(&format!("ggp serve: the heartbeat failed: {}", e.message()));
+        match heartbeat(&gm.db, me).await {
+            Ok(true) => log(&format!(
+                "ggp serve: server {me} was taken for gone by another server (its heartbeat was late): its running matches were recorded as aborted and its claims queued again; it goes on from here"
+            )),
+            Ok(false) => {}
+            Err(e) => log(&format!("ggp serve: the heartbeat failed: {}", e.message())),
         }
         match reap(&gm.db, Some(me), &host, gm.config.dead_after).await {
             Ok(r) if !r.servers.is_empty() => {
