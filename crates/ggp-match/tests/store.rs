@@ -262,6 +262,17 @@ async fn aborting(fresh: fn(&str) -> Option<PathBuf>) {
         !store.abort("cut", "a test").await.unwrap(),
         "already aborted"
     );
+    // The match's own writer, going on (a server that another took for gone): refused, and
+    // nothing of it is written.
+    let mut more = seen[3].clone();
+    more.match_id = "cut".into();
+    let e = writer.save(&more).await.unwrap_err();
+    assert!(
+        e.message
+            .contains("the match `cut` was already recorded as aborted")
+            && e.message.contains("(a test)"),
+        "{e}"
+    );
     assert!(!store.abort("done", "a test").await.unwrap(), "finished");
     assert!(!store.abort("nothing", "a test").await.unwrap());
     let db = Database::open_existing(&path).unwrap();
