@@ -411,3 +411,40 @@ fn an_empty_postgresql_database_is_not_read_as_one_until_written() {
         "{e}"
     );
 }
+
+on_both!(
+    spelling,
+    names_are_recorded_as_the_rules_spell_them,
+    names_are_recorded_as_the_rules_spell_them_on_postgresql
+);
+
+/// GDL is read without case, but what is recorded keeps the rules' own spelling (other
+/// programs compare symbols with their case): moves spelled `PlaY` and `WaiT` in the rules are
+/// so in the record read back, on either database, and the rules are kept as given.
+async fn spelling(fresh: fn(&str) -> Option<PathBuf>) {
+    let path = fresh("spelling").unwrap();
+    let store = Store::open(&path).unwrap();
+    let rules = TICTACTOE.replace("play", "PlaY").replace("wait", "WaiT");
+    let mut writer = store.writer();
+    let save = move |r: &MatchRecord| {
+        let saved = writer.save(r);
+        async move { saved.await.map_err(|e| e.to_string()) }
+    };
+    let config = MatchConfig {
+        rules: rules.clone(),
+        ..config("spelling")
+    };
+    let played = run_match(config, builtins(), |_| {}, save).await.unwrap();
+    let db = Database::open_existing(&path).unwrap();
+    let back = db.load("spelling").unwrap();
+    assert_eq!(back, played.record);
+    assert_eq!(back.rules, rules);
+    let moves: Vec<&String> = back.moves.iter().flatten().collect();
+    assert!(!moves.is_empty());
+    for m in moves {
+        assert!(
+            m.starts_with("(PlaY ") || m == "WaiT",
+            "a move not as the rules spell it: {m}"
+        );
+    }
+}
