@@ -131,28 +131,9 @@ fn bad_files_and_paths_are_errors_that_name_them() {
     assert!(e.message.contains("there is no match database at"), "{e}");
 }
 
-/// A fresh, empty PostgreSQL database in the cluster `GGP_TEST_POSTGRES` names
-/// (`scripts/pg_test_cluster.sh`), as the URL `Store::open` takes; `None`, said on stderr,
-/// when it is not set.
+/// A fresh PostgreSQL database (see [`ggp_testdata::fresh_postgres`]).
 fn temp_pg(name: &str) -> Option<PathBuf> {
-    let Ok(admin) = std::env::var("GGP_TEST_POSTGRES") else {
-        eprintln!("skipped on PostgreSQL: GGP_TEST_POSTGRES is not set");
-        return None;
-    };
-    let db = format!("ggp_store_{name}");
-    // The blocking client, in an async test: where it may block.
-    ggp_match::sql::outside_runtime(|| {
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-            .unwrap_or_else(|e| panic!("GGP_TEST_POSTGRES={admin} cannot be reached: {e}"));
-        client
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-            .unwrap();
-        client
-            .batch_execute(&format!("CREATE DATABASE {db}"))
-            .unwrap();
-    });
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    Some(PathBuf::from(format!("{base}/{db}")))
+    ggp_testdata::fresh_postgres(&format!("store_{name}"))
 }
 
 fn sqlite(name: &str) -> Option<PathBuf> {

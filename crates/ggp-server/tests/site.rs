@@ -43,23 +43,7 @@ enum Backend {
 fn database(backend: Backend, name: &str) -> PathBuf {
     match backend {
         Backend::Sqlite => temp_db(&format!("{name}.sqlite")),
-        Backend::Postgres => {
-            let admin = std::env::var("GGP_TEST_POSTGRES").unwrap();
-            let db = format!("ggp_site_{name}");
-            // The blocking client, in an async test: where it may block.
-            ggp_match::sql::outside_runtime(|| {
-                let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-                    .unwrap_or_else(|e| panic!("GGP_TEST_POSTGRES={admin} cannot be reached: {e}"));
-                client
-                    .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-                    .unwrap();
-                client
-                    .batch_execute(&format!("CREATE DATABASE {db}"))
-                    .unwrap();
-            });
-            let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-            PathBuf::from(format!("{base}/{db}"))
-        }
+        Backend::Postgres => ggp_testdata::fresh_postgres(&format!("site_{name}")).unwrap(),
     }
 }
 

@@ -112,3 +112,33 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
         .map(|r| r.into_inner().unwrap().expect("every item was done"))
         .collect()
 }
+
+/// A fresh, empty PostgreSQL database `ggp_test_<name>` in the cluster `$GGP_TEST_POSTGRES`
+/// names (`scripts/pg_test_cluster.sh` starts a throw-away one and prints its URL), as the URL
+/// `--db` and `Store::open` take. `None`, said on stderr, when the variable is not set: the
+/// test is skipped. A cluster named but not reachable fails the test. Safe to call from an
+/// async test (the blocking client runs on a thread of its own).
+pub fn fresh_postgres(name: &str) -> Option<PathBuf> {
+    let Ok(admin) = std::env::var("GGP_TEST_POSTGRES") else {
+        eprintln!(
+            "skipped on PostgreSQL: GGP_TEST_POSTGRES is not set (export GGP_TEST_POSTGRES=$(bash scripts/pg_test_cluster.sh))"
+        );
+        return None;
+    };
+    let db = format!("ggp_test_{name}");
+    let (url, made) = (admin.clone(), db.clone());
+    std::thread::spawn(move || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("GGP_TEST_POSTGRES={url} cannot be reached: {e}"));
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {made} WITH (FORCE)"))
+            .unwrap();
+        client
+            .batch_execute(&format!("CREATE DATABASE {made}"))
+            .unwrap();
+    })
+    .join()
+    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    Some(PathBuf::from(format!("{base}/{db}")))
+}

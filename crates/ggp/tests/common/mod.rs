@@ -457,27 +457,9 @@ pub fn wait_for<T>(seconds: u64, mut what: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-/// A fresh, empty PostgreSQL database for a test, made in the cluster `GGP_TEST_POSTGRES` names
-/// (`scripts/pg_test_cluster.sh` starts a throw-away one and prints its URL); its URL. `None`,
-/// said on stderr, when the variable is not set: the test is skipped. A cluster named but not
-/// reachable fails the test.
+/// A fresh PostgreSQL database for a test, as the URL `--db` takes; `None` (skipped, said on
+/// stderr) without `GGP_TEST_POSTGRES` (see [`ggp_testdata::fresh_postgres`]).
 #[allow(dead_code)]
 pub fn temp_postgres(name: &str) -> Option<String> {
-    let Ok(admin) = std::env::var("GGP_TEST_POSTGRES") else {
-        eprintln!(
-            "skipped on PostgreSQL: GGP_TEST_POSTGRES is not set (export GGP_TEST_POSTGRES=$(bash scripts/pg_test_cluster.sh))"
-        );
-        return None;
-    };
-    let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-        .unwrap_or_else(|e| panic!("GGP_TEST_POSTGRES={admin} cannot be reached: {e}"));
-    let db = format!("ggp_test_{name}");
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .unwrap();
-    client
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    Some(format!("{base}/{db}"))
+    ggp_testdata::fresh_postgres(name).map(|p| p.display().to_string())
 }
