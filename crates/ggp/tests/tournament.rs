@@ -5,11 +5,28 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 
 use common::*;
 use serde_json::{Value, json};
+
+/// A test body run on a SQLite file and on a fresh PostgreSQL database (skipped, saying so,
+/// without `GGP_TEST_POSTGRES`), through the same code.
+macro_rules! on_both {
+    ($body:ident, $sqlite:ident, $postgres:ident, $file:literal, $name:literal) => {
+        #[test]
+        fn $sqlite() {
+            $body(temp_db($file).to_str().unwrap());
+        }
+        #[test]
+        fn $postgres() {
+            if let Some(db) = temp_postgres($name) {
+                $body(&db);
+            }
+        }
+    };
+}
 
 /// Starts `ggp serve --worker` on the database; returns it, its server id and its log.
 fn spawn_worker(db: &str, capacity: &str) -> (Spawned, i64, Arc<Mutex<String>>) {
@@ -40,18 +57,7 @@ fn spawn_worker(db: &str, capacity: &str) -> (Spawned, i64, Arc<Mutex<String>>) 
             break rest.split(')').next().unwrap().parse::<i64>().unwrap();
         }
     };
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
+    drain_into(stderr, log.clone());
     (Spawned(child), server, log)
 }
 
@@ -316,33 +322,28 @@ fn three_workers_and_a_front_end_play_a_round_robin(db: &str) {
     drop(server);
 }
 
-#[test]
-fn three_workers_and_a_front_end_play_a_round_robin_on_sqlite() {
-    let db = temp_db("tournament-workers.sqlite");
-    three_workers_and_a_front_end_play_a_round_robin(db.to_str().unwrap());
-}
+on_both!(
+    three_workers_and_a_front_end_play_a_round_robin,
+    three_workers_and_a_front_end_play_a_round_robin_on_sqlite,
+    three_workers_and_a_front_end_play_a_round_robin_on_postgresql,
+    "tournament-workers.sqlite",
+    "workers"
+);
 
-#[test]
-fn three_workers_and_a_front_end_play_a_round_robin_on_postgresql() {
-    if let Some(db) = temp_postgres("workers") {
-        three_workers_and_a_front_end_play_a_round_robin(&db);
-    }
-}
+on_both!(
+    ggp_tournament_plays_a_round_robin,
+    ggp_tournament_plays_a_round_robin_and_prints_the_standings,
+    ggp_tournament_plays_a_round_robin_on_postgresql,
+    "tournament-cli.sqlite",
+    "cli"
+);
 
-#[test]
-fn ggp_tournament_plays_a_round_robin_and_prints_the_standings() {
-    let db = temp_db("tournament-cli.sqlite");
-    ggp_tournament_plays_a_round_robin(db.to_str().unwrap(), "sqlite");
-}
-
-#[test]
-fn ggp_tournament_plays_a_round_robin_on_postgresql() {
-    if let Some(db) = temp_postgres("cli") {
-        ggp_tournament_plays_a_round_robin(&db, "postgres");
-    }
-}
-
-fn ggp_tournament_plays_a_round_robin(db: &str, tag: &str) {
+fn ggp_tournament_plays_a_round_robin(db: &str) {
+    let tag = if db.starts_with("postgres") {
+        "postgres"
+    } else {
+        "sqlite"
+    };
     let json_path = temp_file(&format!("tournament-cli-{tag}.json"), "");
     let out = ggp(&[
         "tournament",
@@ -496,18 +497,13 @@ fn a_tournament_is_paused_resumed_and_ended(db: &str) {
     );
 }
 
-#[test]
-fn a_tournament_is_paused_resumed_and_ended_on_sqlite() {
-    let db = temp_db("tournament-states.sqlite");
-    a_tournament_is_paused_resumed_and_ended(db.to_str().unwrap());
-}
-
-#[test]
-fn a_tournament_is_paused_resumed_and_ended_on_postgresql() {
-    if let Some(db) = temp_postgres("states") {
-        a_tournament_is_paused_resumed_and_ended(&db);
-    }
-}
+on_both!(
+    a_tournament_is_paused_resumed_and_ended,
+    a_tournament_is_paused_resumed_and_ended_on_sqlite,
+    a_tournament_is_paused_resumed_and_ended_on_postgresql,
+    "tournament-states.sqlite",
+    "states"
+);
 
 /// A continuous tournament (Tiltyard's way) on two servers sharing the database: matches keep
 /// being made while its players are idle, until it is ended.
@@ -580,15 +576,10 @@ fn a_continuous_tournament_runs_until_ended(db: &str) {
     );
 }
 
-#[test]
-fn a_continuous_tournament_runs_until_ended_on_sqlite() {
-    let db = temp_db("tournament-continuous.sqlite");
-    a_continuous_tournament_runs_until_ended(db.to_str().unwrap());
-}
-
-#[test]
-fn a_continuous_tournament_runs_until_ended_on_postgresql() {
-    if let Some(db) = temp_postgres("continuous") {
-        a_continuous_tournament_runs_until_ended(&db);
-    }
-}
+on_both!(
+    a_continuous_tournament_runs_until_ended,
+    a_continuous_tournament_runs_until_ended_on_sqlite,
+    a_continuous_tournament_runs_until_ended_on_postgresql,
+    "tournament-continuous.sqlite",
+    "continuous"
+);

@@ -90,7 +90,7 @@ pub fn spawn_player(strategy: &str) -> (Spawned, String) {
 pub fn spawn_player_with_log(
     strategy: &str,
 ) -> (Spawned, String, std::sync::Arc<std::sync::Mutex<String>>) {
-    use std::io::{BufRead, Read};
+    use std::io::BufRead;
     let mut child = ggp_command(&[
         "player",
         "--port",
@@ -113,18 +113,7 @@ pub fn spawn_player_with_log(
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
     let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
+    drain_into(stderr, log.clone());
     (Spawned(child), format!("http://{address}"), log)
 }
 
@@ -288,7 +277,7 @@ pub const ADMIN_TOKEN: &str = "an-admin-token-for-tests";
 /// Starts `ggp serve` on a free port with this database (and `extra` arguments), and waits
 /// until it listens.
 pub fn spawn_server(db: &Path, extra: &[&str]) -> Served {
-    use std::io::{BufRead, Read};
+    use std::io::BufRead;
     let mut args = vec![
         "serve",
         "--addr",
@@ -320,18 +309,7 @@ pub fn spawn_server(db: &Path, extra: &[&str]) -> Served {
                 .to_string();
         }
     };
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
+    drain_into(stderr, log.clone());
     Served {
         child,
         url,
@@ -462,4 +440,24 @@ pub fn wait_for<T>(seconds: u64, mut what: impl FnMut() -> Option<T>) -> T {
 #[allow(dead_code)]
 pub fn temp_postgres(name: &str) -> Option<String> {
     ggp_testdata::fresh_postgres(name).map(|p| p.display().to_string())
+}
+
+/// Appends what a child process still writes to `log`, on a thread of its own (so that the
+/// child never blocks on a full pipe).
+#[allow(dead_code)]
+pub fn drain_into(
+    mut from: impl std::io::Read + Send + 'static,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            log.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
 }
