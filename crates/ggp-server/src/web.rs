@@ -403,6 +403,17 @@ pub async fn new_match(State(gm): State<AppState>, viewer: Viewer, params: Param
     ))
 }
 
+/// A form's whole number: `None` when the field is empty.
+fn form_number(form: &Fields, name: &str) -> Result<Option<u64>, Error> {
+    let v = form.get(name).trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    v.parse()
+        .map(Some)
+        .map_err(|_| Error::BadRequest(format!("the {name} must be a whole number, not `{v}`")))
+}
+
 pub async fn create_match(
     State(gm): State<AppState>,
     viewer: Viewer,
@@ -410,15 +421,7 @@ pub async fn create_match(
     form: Fields,
 ) -> PageResult {
     viewer.check_admin_form(&headers, form.get("csrf"))?;
-    let number = |name: &str| -> Result<Option<u64>, Error> {
-        let v = form.get(name).trim();
-        if v.is_empty() {
-            return Ok(None);
-        }
-        v.parse()
-            .map(Some)
-            .map_err(|_| Error::BadRequest(format!("the {name} must be a whole number, not `{v}`")))
-    };
+    let number = |name: &str| form_number(&form, name);
     let players: Vec<String> = (0..)
         .map_while(|k| {
             form.0
@@ -649,15 +652,7 @@ pub async fn create_tournament(
     form: Fields,
 ) -> PageResult {
     viewer.check_admin_form(&headers, form.get("csrf"))?;
-    let number = |name: &str| -> Result<Option<u64>, Error> {
-        let v = form.get(name).trim();
-        if v.is_empty() {
-            return Ok(None);
-        }
-        v.parse()
-            .map(Some)
-            .map_err(|_| Error::BadRequest(format!("the {name} `{v}` is not a whole number")))
-    };
+    let number = |name: &str| form_number(&form, name);
     let all = |name: &str| -> Vec<String> {
         form.0
             .iter()
