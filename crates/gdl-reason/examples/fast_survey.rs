@@ -1,6 +1,7 @@
 //! Builds the fast engine for every game given on the command line and prints, per game, the
 //! build time and sizes, or why it was refused. A development aid:
 //! `cargo run --release -p gdl-reason --example fast_survey -- ../shared/corpus/games/*/*.kif`.
+//! `GGP_SCALE=n` multiplies the budgets (atoms, rules, work, time) by `n`.
 
 use gdl_reason::FastMachine;
 use gdl_reason::fast::BuildError;
@@ -17,7 +18,19 @@ fn main() {
         let (text, _) = gdl_syntax::cst::decode(&bytes);
         let checked = gdl_check::check(&text);
         let started = std::time::Instant::now();
-        match FastMachine::new(&checked) {
+        let scale: usize = std::env::var("GGP_SCALE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        let d = gdl_reason::fast::FastLimits::default();
+        let limits = gdl_reason::fast::FastLimits {
+            max_atoms: d.max_atoms * scale,
+            max_rules: d.max_rules * scale,
+            max_work: d.max_work * scale as u64,
+            time: d.time * scale as u32,
+            ..d
+        };
+        match FastMachine::with_limits(&checked, limits) {
             Ok(m) => {
                 let s = m.stats();
                 println!(
