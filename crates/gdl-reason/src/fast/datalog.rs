@@ -25,9 +25,67 @@ fn hash_terms(terms: impl Iterator<Item = TermId>) -> u64 {
     h.finish()
 }
 
-/// A hash index of a relation on some argument positions.
+/// Where a subterm is in a tuple: the argument position, then the argument of each nested
+/// function term on the way down.
+pub(crate) type Path = Box<[u8]>;
+
+/// The subterm of a tuple at `path`, if the tuple's terms have that shape.
+fn subterm(store: &TermStore, tuple: &[TermId], path: &[u8]) -> Option<TermId> {
+    let mut t = tuple[path[0] as usize];
+    for &i in &path[1..] {
+        match store.get(t) {
+            Term::Fn(_, args) => t = *args.get(i as usize)?,
+            _ => return None,
+        }
+    }
+    Some(t)
+}
+
+/// The subpattern of an atom's arguments at `path`.
+pub(crate) fn pat_at<'a>(args: &'a [Pat], path: &[u8]) -> &'a Pat {
+    let mut p = &args[path[0] as usize];
+    for &i in &path[1..] {
+        match p {
+            Pat::Fn(_, sub) => p = &sub[i as usize],
+            _ => unreachable!("a path into a function term"),
+        }
+    }
+    p
+}
+
+/// The largest subpatterns of an atom's arguments whose variables are all `bound`, as paths
+/// (an argument such as `(cell ?x ?y ?p)` with `?x` and `?y` bound gives two).
+pub(crate) fn bound_paths(args: &[Pat], bound: &impl Fn(u32) -> bool) -> Vec<Path> {
+    fn walk(p: &Pat, path: &mut Vec<u8>, bound: &impl Fn(u32) -> bool, out: &mut Vec<Path>) {
+        let mut all = true;
+        p.for_each_var(&mut |v| all &= bound(v));
+        if all {
+            out.push(path.as_slice().into());
+        } else if let Pat::Fn(_, sub) = p {
+            // Deeper than this, or wider, a path is not worth its cost.
+            if path.len() < 4 && sub.len() <= usize::from(u8::MAX) {
+                for (i, q) in sub.iter().enumerate() {
+                    path.push(i as u8);
+                    walk(q, path, bound, out);
+                    path.pop();
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut path = Vec::new();
+    for (k, p) in args.iter().enumerate().take(usize::from(u8::MAX)) {
+        path.push(k as u8);
+        walk(p, &mut path, bound, &mut out);
+        path.pop();
+    }
+    out
+}
+
+/// A hash index of a relation on some subterms of its tuples (tuples without such subterms
+/// are left out: no pattern with them can match them).
 struct Index {
-    positions: Box<[usize]>,
+    paths: Box<[Path]>,
     map: FxHashMap<u64, Vec<TupleId>>,
     /// Tuples `0..upto` are indexed.
     upto: u32,
@@ -41,15 +99,14 @@ pub(crate) struct Relation {
     len: u32,
     set: HashTable<TupleId>,
     indexes: Vec<Index>,
-    /// Distinct values at each position, with the length they were counted at.
-    distinct: Vec<(u32, u32)>,
+    /// Distinct values at each path, with the length they were counted at.
+    distinct: FxHashMap<Path, (u32, u32)>,
 }
 
 impl Relation {
     pub fn new(arity: usize) -> Relation {
         Relation {
             arity,
-            distinct: vec![(0, 0); arity],
             ..Relation::default()
         }
     }
@@ -93,13 +150,13 @@ impl Relation {
         true
     }
 
-    /// The slot of the index on `positions`, created if needed and brought up to date.
-    fn index(&mut self, positions: &[usize]) -> usize {
-        let slot = match self.indexes.iter().position(|i| &*i.positions == positions) {
+    /// The slot of the index on `paths`, created if needed and brought up to date.
+    fn index(&mut self, paths: &[Path], store: &TermStore) -> usize {
+        let slot = match self.indexes.iter().position(|i| &*i.paths == paths) {
             Some(slot) => slot,
             None => {
                 self.indexes.push(Index {
-                    positions: positions.into(),
+                    paths: paths.into(),
                     map: FxHashMap::default(),
                     upto: 0,
                 });
@@ -107,29 +164,43 @@ impl Relation {
             }
         };
         let index = &mut self.indexes[slot];
-        for id in index.upto..self.len {
+        let mut key: smallvec::SmallVec<[TermId; 8]> = smallvec::SmallVec::new();
+        'tuples: for id in index.upto..self.len {
             let start = id as usize * self.arity;
             let tuple = &self.data[start..start + self.arity];
-            let key = hash_terms(index.positions.iter().map(|&p| tuple[p]));
-            index.map.entry(key).or_default().push(id);
+            key.clear();
+            for path in index.paths.iter() {
+                match subterm(store, tuple, path) {
+                    Some(t) => key.push(t),
+                    None => continue 'tuples,
+                }
+            }
+            index
+                .map
+                .entry(hash_terms(key.iter().copied()))
+                .or_default()
+                .push(id);
         }
         index.upto = self.len;
         slot
     }
 
-    /// Distinct values at a position (counted again when the relation has doubled).
-    pub fn distinct_at(&mut self, position: usize) -> u32 {
-        let (counted_at, count) = self.distinct[position];
+    /// Distinct values at a path (counted again when the relation has doubled).
+    pub fn distinct_at(&mut self, path: &[u8], store: &TermStore) -> u32 {
         if self.len == 0 {
             return 1;
         }
+        let (counted_at, count) = self.distinct.get(path).copied().unwrap_or((0, 0));
         if counted_at == 0 || self.len >= counted_at * 2 {
             let mut seen = rustc_hash::FxHashSet::default();
             for id in 0..self.len {
-                seen.insert(self.tuple(id)[position]);
+                if let Some(t) = subterm(store, self.tuple(id), path) {
+                    seen.insert(t);
+                }
             }
-            self.distinct[position] = (self.len, seen.len() as u32);
-            return seen.len() as u32;
+            let count = (seen.len() as u32).max(1);
+            self.distinct.insert(path.into(), (self.len, count));
+            return count;
         }
         count.max(1)
     }
@@ -179,8 +250,8 @@ pub(crate) enum Step {
     Pos {
         lit: usize,
         delta: bool,
-        /// Positions bound when this step runs (the index key).
-        key: Box<[usize]>,
+        /// Subterms bound when this step runs (the index key).
+        key: Box<[Path]>,
         index: usize,
     },
     /// Check a negative literal, a `distinct` or an equality (all its variables bound).
@@ -234,17 +305,15 @@ impl Db {
                 let Lit::Pos(atom) = &rule.body[lit] else {
                     unreachable!("a positive literal")
                 };
-                let key: Box<[usize]> = if delta {
+                let key: Box<[Path]> = if delta {
                     Box::new([])
                 } else {
-                    (0..atom.args.len())
-                        .filter(|&p| atom.args[p].bound_by(bound))
-                        .collect()
+                    bound_paths(&atom.args, &|v| bound[v as usize]).into()
                 };
                 let index = if key.is_empty() {
                     usize::MAX
                 } else {
-                    db.rels[atom.rel as usize].index(&key)
+                    db.rels[atom.rel as usize].index(&key, &db.store)
                 };
                 steps.push(Step::Pos {
                     lit,
@@ -288,10 +357,8 @@ impl Db {
                 }
                 let rel = &mut self.rels[atom.rel as usize];
                 let mut estimate = rel.len() as f64;
-                for (p, arg) in atom.args.iter().enumerate() {
-                    if arg.bound_by(&bound) {
-                        estimate /= rel.distinct_at(p) as f64;
-                    }
+                for path in bound_paths(&atom.args, &|v| bound[v as usize]) {
+                    estimate /= rel.distinct_at(&path, &self.store) as f64;
                 }
                 if best.is_none_or(|(e, _)| estimate < e) {
                     best = Some((estimate, i));
@@ -550,8 +617,8 @@ impl Run<'_> {
                     }
                 } else {
                     self.key.clear();
-                    for &p in key.iter() {
-                        match resolve(&self.db.store, &atom.args[p], &self.env) {
+                    for path in key.iter() {
+                        match resolve(&self.db.store, pat_at(&atom.args, path), &self.env) {
                             Some(t) => self.key.push(t),
                             None => return,
                         }
@@ -710,5 +777,85 @@ pub(crate) fn check_time(budget: &Budget) -> Result<(), Stop> {
     match budget.deadline {
         Some(d) if std::time::Instant::now() > d => Err(Stop::OutOfTime),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gdl_check::Symbols;
+
+    #[test]
+    fn a_partly_bound_function_term_is_indexed_on_its_bound_subterms() {
+        let mut symbols = Symbols::new();
+        let cell = symbols.intern("cell");
+        for n in ["1", "2", "x", "o"] {
+            symbols.intern(n);
+        }
+        let k = |store: &mut TermStore, n: &str| store.constant(symbols.get(n).expect("interned"));
+        let mut db = Db::new(TermStore::new(), [1].into_iter());
+        let mut cells = Vec::new();
+        for (a, b, p) in [
+            ("1", "1", "x"),
+            ("1", "2", "o"),
+            ("2", "1", "o"),
+            ("2", "2", "x"),
+        ] {
+            let ids = [
+                k(&mut db.store, a),
+                k(&mut db.store, b),
+                k(&mut db.store, p),
+            ];
+            let t = db.store.function(cell, &ids);
+            db.rels[0].insert(&[t]);
+            cells.push(ids);
+        }
+        // `(t (cell 1 ?y ?p))`: the path to `1` is bound, and `?y`, `?p` are not.
+        let one = k(&mut db.store, "1");
+        let args = [Pat::Fn(
+            cell,
+            [Pat::Ground(one), Pat::Var(0), Pat::Var(1)].into(),
+        )];
+        let paths = bound_paths(&args, &|_| false);
+        assert_eq!(paths, vec![Box::from([0u8, 0])]);
+        // With `?y` bound as well, two paths.
+        assert_eq!(bound_paths(&args, &|v| v == 0).len(), 2);
+        let rule = FlatRule {
+            head: PAtom {
+                rel: 0,
+                args: args.clone().into(),
+            },
+            body: vec![Lit::Pos(PAtom {
+                rel: 0,
+                args: args.into(),
+            })],
+            vars: 2,
+        };
+        let plan = db.plan(&rule, None, &|_| true).unwrap();
+        let budget = Budget {
+            max_tuples: 100,
+            max_depth: 8,
+            max_work: 100,
+            deadline: None,
+        };
+        let mut found = Vec::new();
+        db.enumerate(
+            &rule,
+            &plan,
+            (0, 0),
+            &|_| true,
+            &budget,
+            &mut |_, env, _| {
+                found.push((env[0], env[1]));
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            found,
+            [(cells[0][1], cells[0][2]), (cells[1][1], cells[1][2])]
+        );
+        // The index found the two cells in row 1 without trying the others.
+        assert_eq!(db.work.get(), 2);
     }
 }

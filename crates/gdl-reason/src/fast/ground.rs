@@ -5,8 +5,12 @@
 //! 2. The others (dynamic) are over-approximated by a relaxed fixpoint: `true` holds for what
 //!    `init` or `next` can give, `does` for what `legal` can give, and negation of dynamic
 //!    relations is ignored. Every atom true in a reachable state is in the result.
-//! 3. Every rule with a dynamic head is instantiated over those atoms: each binding that
-//!    satisfies the static literals gives a ground rule whose body is the dynamic literals.
+//!    With [`Limits::demand`], derived dynamic relations are computed only where some rule
+//!    asks for them (magic sets, see `demand`): the way to ground a game whose derived
+//!    relations are far larger than what its rules use.
+//! 3. Every rule with a dynamic head is instantiated over those atoms, from its head's atoms:
+//!    each binding that satisfies the static literals gives a ground rule whose body is the
+//!    dynamic literals.
 
 use gdl_check::program::Program;
 use gdl_check::{RelId, Reserved};
@@ -80,16 +84,32 @@ impl std::fmt::Display for GroundError {
     }
 }
 
+impl GroundError {
+    /// Whether grounding only what is demanded may succeed where this stopped: a budget of
+    /// size or work (not time, which is spent, nor the form of the rules).
+    pub fn demand_may_help(&self) -> bool {
+        matches!(
+            self,
+            GroundError::Budget(Stop::TooManyTuples(_) | Stop::TooMuchWork(_) | Stop::TooDeep(_))
+                | GroundError::TooManyRules(_)
+        )
+    }
+}
+
 impl From<Stop> for GroundError {
     fn from(s: Stop) -> GroundError {
         GroundError::Budget(s)
     }
 }
 
+#[derive(Clone, Copy)]
 pub(crate) struct Limits {
     pub budget: Budget,
     pub max_rules: usize,
     pub branch_limit: usize,
+    /// Derived relations computed only where demanded (see `demand`), and rules split by
+    /// finer estimates (see `decompose`).
+    pub demand: bool,
 }
 
 /// Refuses at once a game whose facts alone are more atoms than the budget allows: every
@@ -247,6 +267,36 @@ pub(crate) fn ground(
     relaxed.extend(copy(program.reserved(Reserved::Next), true_rel, 1));
     relaxed.extend(copy(program.reserved(Reserved::Legal), does_rel, 2));
 
+    // Derived dynamic relations computed only where demanded (see `demand`): all but
+    // `true`, `does` and the reserved relations the network reads.
+    let mut full: Vec<bool> = dynamic.iter().map(|&d| !d).collect();
+    for r in [true_rel, does_rel].into_iter().flatten() {
+        full[r as usize] = true;
+    }
+    for (r, f) in full.iter_mut().enumerate() {
+        *f |= program.reserved_of(r as RelId).is_some();
+    }
+    if !limits.demand {
+        full.iter_mut().for_each(|f| *f = true);
+    }
+    let rewritten = super::demand::rewrite(&relaxed, &full, n as u32);
+    let relaxed = rewritten.rules;
+    let mut db = Db::new(store, program.relations.iter().map(|r| r.arity as usize));
+    let mut parts: Vec<(RelId, RelId)> = Vec::new();
+    let mut added: Vec<usize> = Vec::new();
+    // Whether each relation is a magic relation (a demand).
+    let mut magic = vec![false; n];
+    for rel in &rewritten.new {
+        added.push(db.rels.len());
+        magic.push(rel.part_of.is_none());
+        if let Some(of) = rel.part_of {
+            parts.push((db.rels.len() as RelId, of));
+        }
+        db.rels.push(super::datalog::Relation::new(rel.arity));
+        dynamic.push(true);
+    }
+    let n = db.rels.len();
+
     // Components of the relaxed program's dependency graph, in evaluation order.
     let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
     for rule in &relaxed {
@@ -266,7 +316,6 @@ pub(crate) fn ground(
         rules_of[rule.head.rel as usize].push(k);
     }
 
-    let mut db = Db::new(store, program.relations.iter().map(|r| r.arity as usize));
     // Static relations computed (exact), and relations whose component is done.
     let mut complete = vec![false; n];
     let mut done = vec![false; n];
@@ -295,12 +344,17 @@ pub(crate) fn ground(
         for &m in members {
             for &k in &rules_of[m as usize] {
                 let known = |r: u32| done.get(r as usize).copied().unwrap_or(false);
+                let rule = &relaxed[k];
+                let anchor = matches!(rule.body.first(),
+                    Some(Lit::Pos(a)) if magic.get(a.rel as usize).copied().unwrap_or(false));
                 comp_rules.extend(decompose(
                     &mut db,
-                    &relaxed[k],
+                    rule,
                     &mut dynamic,
                     &known,
                     &limits.budget,
+                    anchor,
+                    limits.demand,
                 )?);
             }
         }
@@ -324,34 +378,66 @@ pub(crate) fn ground(
             done[m as usize] = true;
         }
     }
-    // The helpers have done their work; their tuples are not needed.
-    for h in helpers {
+    // The atoms of a relation computed in parts are the union of its parts.
+    for &(part, of) in &parts {
+        for t in 0..db.rels[part as usize].len() {
+            let tuple: smallvec::SmallVec<[TermId; 8]> =
+                db.rels[part as usize].tuple(t).iter().copied().collect();
+            db.rels[of as usize].insert(&tuple);
+        }
+    }
+    // The helpers, parts and magic relations have done their work; their tuples are not
+    // needed.
+    for h in helpers.into_iter().chain(added) {
         dynamic[h] = false;
         db.rels[h] = super::datalog::Relation::new(db.rels[h].arity);
     }
 
     // Split the rules with dynamic heads, then instantiate them: auxiliary relations get
     // their tuples from their rules, which come before the rules that use them.
-    let mut split: Vec<FlatRule> = Vec::new();
+    // A rule of a relation of the program is instantiated from its head's atoms (which are
+    // those that can hold and are demanded): its head is the first literal of its body,
+    // matched in full (instances of other heads are of no use).
+    let program_rels = program.relations.len();
+    let mut split: Vec<(FlatRule, bool)> = Vec::new();
     for rule in &rules {
         if !dynamic[rule.head.rel as usize] {
             continue;
         }
-        split.extend(decompose(
+        for part in decompose(
             &mut db,
             rule,
             &mut dynamic,
             &|_| true,
             &limits.budget,
-        )?);
+            false,
+            limits.demand,
+        )? {
+            let from_head = (part.head.rel as usize) < program_rels;
+            let part = if from_head {
+                let mut body = vec![Lit::Pos(part.head.clone())];
+                body.extend(part.body);
+                FlatRule { body, ..part }
+            } else {
+                part
+            };
+            split.push((part, from_head));
+        }
     }
     let mut instances: Vec<(u32, u32, u32, u32)> = Vec::new();
     // Body literals as (relation, tuple, negated).
     let mut lits: Vec<(u32, u32, bool)> = Vec::new();
     let static_neg = |rel: u32| !dynamic[rel as usize];
     let budget = &limits.budget;
-    for rule in &split {
-        let plan = db.plan(rule, None, &static_neg)?;
+    for (rule, from_head) in &split {
+        let from_head = *from_head;
+        let skip = usize::from(from_head);
+        let (plan, delta) = if from_head {
+            let len = db.rels[rule.head.rel as usize].len();
+            (db.plan(rule, Some(0), &static_neg)?, (0, len))
+        } else {
+            (db.plan(rule, None, &static_neg)?, (0, 0))
+        };
         let head_rel = rule.head.rel;
         // Auxiliary heads seen for the first time: the instance and where the values of the
         // head's variables start in `head_values`.
@@ -366,13 +452,17 @@ pub(crate) fn ground(
         db.enumerate(
             rule,
             &plan,
-            (0, 0),
+            delta,
             &static_neg,
             budget,
             &mut |db, env, matched| {
-                let head = db.tuple_of(&rule.head, env).unwrap_or(u32::MAX);
+                let head = if from_head {
+                    matched[0]
+                } else {
+                    db.tuple_of(&rule.head, env).unwrap_or(u32::MAX)
+                };
                 let start = lits.len() as u32;
-                for (i, lit) in rule.body.iter().enumerate() {
+                for (i, lit) in rule.body.iter().enumerate().skip(skip) {
                     match lit {
                         Lit::Pos(a) if dynamic[a.rel as usize] => {
                             lits.push((a.rel, matched[i], false))
@@ -482,10 +572,8 @@ pub(crate) fn atom_texts(g: &Ground, program: &Program, rel: RelId) -> Vec<Strin
 mod tests {
     use super::*;
 
-    fn grounded(text: &str) -> (Ground, Program) {
-        let checked = gdl_check::check(text);
-        assert!(checked.blocking_errors().next().is_none());
-        let limits = Limits {
+    fn limits(demand: bool) -> Limits {
+        Limits {
             budget: Budget {
                 max_tuples: 10_000,
                 max_depth: 16,
@@ -494,22 +582,40 @@ mod tests {
             },
             max_rules: 10_000,
             branch_limit: 64,
-        };
-        let g = ground(&checked.program, TermStore::new(), &limits).unwrap();
-        (g, checked.program)
+            demand,
+        }
+    }
+
+    fn grounded_with(text: &str, demand: bool) -> Result<(Ground, Program), GroundError> {
+        let checked = gdl_check::check(text);
+        assert!(checked.blocking_errors().next().is_none());
+        let g = ground(&checked.program, TermStore::new(), &limits(demand))?;
+        Ok((g, checked.program))
+    }
+
+    fn grounded(text: &str) -> (Ground, Program) {
+        grounded_with(text, false).unwrap()
     }
 
     #[test]
     fn the_relaxed_fixpoint_finds_what_can_hold_and_no_more() {
+        for demand in [false, true] {
+            the_relaxed_fixpoint_finds(demand);
+        }
+    }
+
+    fn the_relaxed_fixpoint_finds(demand: bool) {
         // A counter from 0 to 3 that `go` advances; `stop` is never legal, so never done.
-        let (g, p) = grounded(
+        let (g, p) = grounded_with(
             "(role r) (init (n 0)) (succ 0 1) (succ 1 2) (succ 2 3)
              (<= (legal r go) (true (n ?x)) (succ ?x ?y))
              (<= (legal r stop) (true (n ?x)) (succ ?x ?y) (succ ?y ?x))
              (<= (next (n ?y)) (does r go) (true (n ?x)) (succ ?x ?y))
              (<= (next (stopped)) (does r stop))
              (<= terminal (true (n 3))) (<= (goal r 100) (true (n 3)))",
-        );
+            demand,
+        )
+        .unwrap();
         let rel = |name: &str, arity| p.relation(name, arity).unwrap();
         assert_eq!(
             atom_texts(&g, &p, rel("true", 1)),
@@ -557,22 +663,72 @@ mod tests {
              (<= (next (n (s ?x))) (true (n ?x))) (<= terminal (true (n (s (s 0)))))
              (<= (goal r 0) (true (n ?x)))",
         );
-        let limits = Limits {
-            budget: Budget {
-                max_tuples: 10_000,
-                max_depth: 16,
-                max_work: 1_000_000,
-                deadline: None,
-            },
-            max_rules: 10_000,
-            branch_limit: 64,
-        };
-        let error = ground(&checked.program, TermStore::new(), &limits)
+        let error = ground(&checked.program, TermStore::new(), &limits(false))
             .err()
             .expect("refused");
         assert!(
             matches!(error, GroundError::Budget(Stop::TooDeep(16))),
             "{error}"
         );
+    }
+
+    /// A game whose relation `line` can hold for 30^3 triples, of which the rules ask only for
+    /// those with three equal numbers, each when it is the state's.
+    const DEMANDED: &str = "(role r) (init (at 0))
+         (<= (legal r (go ?x)) (true (at ?x)) (line ?x ?x ?x))
+         (<= (line ?a ?b ?c) (true (at ?a)) (num ?a) (num ?b) (num ?c))
+         (<= (next (at ?y)) (does r (go ?x)) (succ ?x ?y))
+         (<= terminal (true (at 29))) (<= (goal r 100) (true (at 29)))
+         (num 0) (num 1) (num 2) (num 3) (num 4) (num 5) (num 6) (num 7) (num 8) (num 9)
+         (num 10) (num 11) (num 12) (num 13) (num 14) (num 15) (num 16) (num 17) (num 18)
+         (num 19) (num 20) (num 21) (num 22) (num 23) (num 24) (num 25) (num 26) (num 27)
+         (num 28) (num 29)
+         (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
+         (succ 7 8) (succ 8 9) (succ 9 10) (succ 10 11) (succ 11 12) (succ 12 13)
+         (succ 13 14) (succ 14 15) (succ 15 16) (succ 16 17) (succ 17 18) (succ 18 19)
+         (succ 19 20) (succ 20 21) (succ 21 22) (succ 22 23) (succ 23 24) (succ 24 25)
+         (succ 25 26) (succ 26 27) (succ 27 28) (succ 28 29)";
+
+    #[test]
+    fn demand_computes_a_derived_relation_only_where_the_rules_ask_for_it() {
+        // Everything that can hold: 30 states × 30 × 30 atoms of `line`, over the budget.
+        let error = grounded_with(DEMANDED, false)
+            .err()
+            .expect("over the budget");
+        assert!(error.demand_may_help(), "{error}");
+        let (g, p) = grounded_with(DEMANDED, true).unwrap();
+        let line = atom_texts(&g, &p, p.relation("line", 3).unwrap());
+        let expected: Vec<String> = (0..30).map(|x| format!("(line {x} {x} {x})")).collect();
+        let mut sorted = line.clone();
+        sorted.sort();
+        let mut want = expected.clone();
+        want.sort();
+        assert_eq!(sorted, want);
+        // The parts and demands added on the way are not atoms.
+        assert!(
+            g.atoms
+                .iter()
+                .all(|&(rel, _)| (rel as usize) < p.relations.len())
+        );
+    }
+
+    #[test]
+    fn a_negated_call_is_demanded_with_every_variable_bound() {
+        // `blocked` is only ever asked for negated, for the squares next to the state's.
+        let text = "(role r) (init (at 0)) (num 0) (num 1) (num 2) (succ 0 1) (succ 1 2)
+             (<= (blocked ?x ?y) (true (wall ?x)) (num ?y))
+             (<= (legal r (go ?y)) (true (at ?x)) (succ ?x ?y) (not (blocked ?y ?y)))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= (next (wall ?x)) (true (at ?x)))
+             (<= terminal (true (at 2))) (<= (goal r 100) (true (at 2)))";
+        let (g, p) = grounded_with(text, true).unwrap();
+        let blocked = p.relation("blocked", 2).unwrap();
+        assert_eq!(
+            atom_texts(&g, &p, blocked),
+            ["(blocked 1 1)", "(blocked 2 2)"]
+        );
+        // Everything that can hold: 3 walls × 3 numbers.
+        let (g, p) = grounded_with(text, false).unwrap();
+        assert_eq!(atom_texts(&g, &p, blocked).len(), 9);
     }
 }

@@ -19,6 +19,7 @@
 
 mod datalog;
 mod decompose;
+mod demand;
 mod ground;
 mod lanes;
 mod net;
@@ -242,9 +243,29 @@ impl FastMachine {
             },
             max_rules: limits.max_rules,
             branch_limit: 4096,
+            demand: false,
         };
-        let g = ground::ground(program, store, &ground_limits)
-            .map_err(|e| BuildError::Unsupported(format!("cannot ground the game: {e}")))?;
+        // Everything that can hold first; where that is too much, only what is demanded.
+        let g = match ground::ground(program, store.clone(), &ground_limits) {
+            Ok(g) => g,
+            Err(e) if e.demand_may_help() => {
+                let demand = ground::Limits {
+                    demand: true,
+                    ..ground_limits
+                };
+                ground::ground(program, store, &demand).map_err(|d| {
+                    BuildError::Unsupported(format!(
+                        "cannot ground the game: {e}; \
+                         computing derived relations only where demanded: {d}"
+                    ))
+                })?
+            }
+            Err(e) => {
+                return Err(BuildError::Unsupported(format!(
+                    "cannot ground the game: {e}"
+                )));
+            }
+        };
         let grounded = started.elapsed();
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
@@ -901,7 +922,12 @@ mod tests {
 
     /// Random games on both engines, comparing everything at every step.
     fn agrees_with_reference(text: &str, games: usize) {
-        let mut fast = FastMachine::from_text(text).unwrap_or_else(|e| panic!("{e}"));
+        agrees_with_reference_within(text, games, FastLimits::default());
+    }
+
+    fn agrees_with_reference_within(text: &str, games: usize, limits: FastLimits) {
+        let checked = gdl_check::check(text);
+        let mut fast = FastMachine::with_limits(&checked, limits).unwrap_or_else(|e| panic!("{e}"));
         let mut reference = ReferenceMachine::from_text(text).unwrap();
         let mut rng = SmallRng::seed_from_u64(3);
         for _ in 0..games {
@@ -968,6 +994,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A game with a relation of 20^4 atoms that can hold, of which the rules ask for 20.
+    fn demanded_game() -> String {
+        let mut text = String::from(
+            "(role r) (init (at 0))
+             (<= (legal r (go ?y)) (true (at ?x)) (succ ?x ?y) (not (far ?y ?y ?y ?y)))
+             (<= (legal r stay) (true (at ?x)) (far ?x ?x ?x ?x))
+             (<= (far ?a ?b ?c ?d) (true (at ?a)) (num ?b) (num ?c) (num ?d) (odd ?a))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= (next (at ?x)) (does r stay) (true (at ?x)))
+             (<= (next (stayed ?x)) (does r stay) (true (at ?x)))
+             (<= terminal (true (at 19))) (<= terminal (true (stayed 9)))
+             (<= (goal r 100) (true (at 19))) (<= (goal r 0) (not (true (at 19))))",
+        );
+        for k in 0..20 {
+            text.push_str(&format!(" (num {k}) (succ {k} {})", k + 1));
+            if k % 2 == 1 {
+                text.push_str(&format!(" (odd {k})"));
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn a_game_too_big_to_ground_in_full_is_grounded_where_demanded() {
+        let limits = FastLimits {
+            max_atoms: 50_000,
+            ..FastLimits::default()
+        };
+        agrees_with_reference_within(&demanded_game(), 20, limits);
+        // Both ways over the budget: the reason names both.
+        let tiny = FastLimits {
+            max_atoms: 30,
+            ..FastLimits::default()
+        };
+        let Err(BuildError::Unsupported(reason)) =
+            FastMachine::with_limits(&gdl_check::check(&demanded_game()), tiny)
+        else {
+            panic!("built within 30 atoms");
+        };
+        assert_eq!(
+            reason,
+            "cannot ground the game: more than 30 atoms can hold; computing derived \
+             relations only where demanded: more than 30 atoms can hold"
+        );
     }
 
     #[test]
