@@ -294,6 +294,17 @@ impl Db {
         delta: Option<usize>,
         neg: &impl NegMode,
     ) -> Result<Plan, Stop> {
+        self.plan_from(rule, delta.map(|d| (d, true)), neg)
+    }
+
+    /// A join order that matches the positive literal `first.0` first: its `delta` tuples if
+    /// `first.1`, otherwise every tuple, looked up on its ground subterms if it has any.
+    pub fn plan_from(
+        &mut self,
+        rule: &FlatRule,
+        first: Option<(usize, bool)>,
+        neg: &impl NegMode,
+    ) -> Result<Plan, Stop> {
         let mut bound = vec![false; rule.vars as usize];
         let mut placed = vec![false; rule.body.len()];
         let mut steps = Vec::with_capacity(rule.body.len());
@@ -323,8 +334,8 @@ impl Db {
                 });
                 bind(atom, bound);
             };
-        if let Some(d) = delta {
-            place_pos(self, d, true, &mut bound, &mut steps);
+        if let Some((d, delta)) = first {
+            place_pos(self, d, delta, &mut bound, &mut steps);
             placed[d] = true;
         }
         loop {

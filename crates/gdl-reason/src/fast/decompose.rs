@@ -90,7 +90,7 @@ pub(crate) fn estimate(
             let paths: Vec<Path> = if fine {
                 bound_paths(&atom.args, &|v| bound.contains(&v))
             } else {
-                (0..atom.args.len())
+                (0..atom.args.len().min(usize::from(u8::MAX)))
                     .filter(|&p| {
                         let mut all_bound = true;
                         atom.args[p].for_each_var(&mut |v| all_bound &= bound.contains(&v));

@@ -396,8 +396,11 @@ pub(crate) fn ground(
     // Split the rules with dynamic heads, then instantiate them: auxiliary relations get
     // their tuples from their rules, which come before the rules that use them.
     // A rule of a relation of the program is instantiated from its head's atoms (which are
-    // those that can hold and are demanded): its head is the first literal of its body,
-    // matched in full (instances of other heads are of no use).
+    // those that can hold and are demanded): its head is the first literal of its body
+    // (instances of other heads are of no use). The auxiliary relations of the split are
+    // enumerated in full; with demand, one of their atoms may lack a negated atom that was
+    // never demanded, but only instances whose head is an atom use an auxiliary atom, and
+    // those demand everything their bodies mention.
     let program_rels = program.relations.len();
     let mut split: Vec<(FlatRule, bool)> = Vec::new();
     for rule in &rules {
@@ -432,12 +435,8 @@ pub(crate) fn ground(
     for (rule, from_head) in &split {
         let from_head = *from_head;
         let skip = usize::from(from_head);
-        let (plan, delta) = if from_head {
-            let len = db.rels[rule.head.rel as usize].len();
-            (db.plan(rule, Some(0), &static_neg)?, (0, len))
-        } else {
-            (db.plan(rule, None, &static_neg)?, (0, 0))
-        };
+        // From the head: its atoms looked up on its ground subterms (a fact's one atom).
+        let plan = db.plan_from(rule, from_head.then_some((0, false)), &static_neg)?;
         let head_rel = rule.head.rel;
         // Auxiliary heads seen for the first time: the instance and where the values of the
         // head's variables start in `head_values`.
@@ -452,7 +451,7 @@ pub(crate) fn ground(
         db.enumerate(
             rule,
             &plan,
-            delta,
+            (0, 0),
             &static_neg,
             budget,
             &mut |db, env, matched| {
@@ -730,5 +729,32 @@ mod tests {
         // Everything that can hold: 3 walls × 3 numbers.
         let (g, p) = grounded_with(text, false).unwrap();
         assert_eq!(atom_texts(&g, &p, blocked).len(), 9);
+    }
+
+    #[test]
+    fn facts_of_a_dynamic_relation_are_instantiated_by_lookup() {
+        // 5,000 facts of `f`, dynamic through its one rule: each fact's instance is found by
+        // looking its atom up, not by trying all 5,000 (25 million tries, over the budget).
+        let mut text = String::from(
+            "(role r) (init (on 0)) (<= (f ?x) (true (on ?x)))
+             (<= (legal r (go ?x)) (f ?x)) (<= (next (on ?x)) (does r (go ?x)))
+             (<= terminal (true (on 1))) (<= (goal r 100) (true (on 1)))",
+        );
+        for k in 0..5000 {
+            text.push_str(&format!(" (f {k})"));
+        }
+        let checked = gdl_check::check(&text);
+        let limits = Limits {
+            budget: Budget {
+                max_tuples: 100_000,
+                max_work: 1_000_000,
+                ..limits(false).budget
+            },
+            max_rules: 100_000,
+            ..limits(false)
+        };
+        let g = ground(&checked.program, TermStore::new(), &limits).unwrap();
+        let f = checked.program.relation("f", 1).unwrap();
+        assert_eq!(atom_texts(&g, &checked.program, f).len(), 5000);
     }
 }
