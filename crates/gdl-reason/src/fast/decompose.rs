@@ -17,7 +17,7 @@
 //! This is exact for any partition of the body: the auxiliary relation is the projection of
 //! the bucket's conjunction on the variables it shares with the rest and the head.
 
-use super::datalog::{Budget, Db, Path, Relation, Stop, bound_paths, check_time};
+use super::datalog::{Budget, Db, Relation, Stop, bound_paths, check_time};
 use super::normal::{FlatRule, Lit, PAtom, Pat};
 
 /// Variables of a literal, each once.
@@ -86,22 +86,11 @@ pub(crate) fn estimate(
             } else {
                 UNKNOWN_SIZE
             };
-            // Bound subterms (`fine`), or whole arguments only.
-            let paths: Vec<Path> = if fine {
-                bound_paths(&atom.args, &|v| bound.contains(&v))
-            } else {
-                (0..atom.args.len().min(usize::from(u8::MAX)))
-                    .filter(|&p| {
-                        let mut all_bound = true;
-                        atom.args[p].for_each_var(&mut |v| all_bound &= bound.contains(&v));
-                        all_bound
-                    })
-                    .map(|p| Path::from([p as u8]))
-                    .collect()
-            };
-            for path in paths {
+            // Bound subterms (`fine`), or whole arguments only (paths of length 1).
+            let paths = bound_paths(&atom.args, &|v| bound.contains(&v));
+            for path in paths.iter().filter(|p| fine || p.len() == 1) {
                 s /= if is_known {
-                    rel.distinct_at(&path, &db.store) as f64
+                    rel.distinct_at(path, &db.store) as f64
                 } else {
                     UNKNOWN_DISTINCT
                 };

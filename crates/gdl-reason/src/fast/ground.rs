@@ -267,34 +267,30 @@ pub(crate) fn ground(
     relaxed.extend(copy(program.reserved(Reserved::Next), true_rel, 1));
     relaxed.extend(copy(program.reserved(Reserved::Legal), does_rel, 2));
 
-    // Derived dynamic relations computed only where demanded (see `demand`): all but
-    // `true`, `does` and the reserved relations the network reads.
-    let mut full: Vec<bool> = dynamic.iter().map(|&d| !d).collect();
-    for r in [true_rel, does_rel].into_iter().flatten() {
-        full[r as usize] = true;
-    }
-    for (r, f) in full.iter_mut().enumerate() {
-        *f |= program.reserved_of(r as RelId).is_some();
-    }
-    if !limits.demand {
-        full.iter_mut().for_each(|f| *f = true);
-    }
-    let rewritten = super::demand::rewrite(&relaxed, &full, n as u32);
-    let relaxed = rewritten.rules;
+    // With demand, derived dynamic relations are computed only where demanded (see
+    // `demand`): all but `true`, `does` and the other reserved relations the network reads.
+    // The relations it adds (parts and demands) are numbered from `first_new`.
     let mut db = Db::new(store, program.relations.iter().map(|r| r.arity as usize));
-    let mut parts: Vec<(RelId, RelId)> = Vec::new();
-    let mut added: Vec<usize> = Vec::new();
-    // Whether each relation is a magic relation (a demand).
-    let mut magic = vec![false; n];
-    for rel in &rewritten.new {
-        added.push(db.rels.len());
-        magic.push(rel.part_of.is_none());
-        if let Some(of) = rel.part_of {
-            parts.push((db.rels.len() as RelId, of));
-        }
+    let first_new = db.rels.len();
+    let (relaxed, new_rels) = if limits.demand {
+        let full: Vec<bool> = (0..n)
+            .map(|r| !dynamic[r] || program.reserved_of(r as RelId).is_some())
+            .collect();
+        let rewritten = super::demand::rewrite(&relaxed, &full, first_new as u32);
+        (rewritten.rules, rewritten.new)
+    } else {
+        (relaxed, Vec::new())
+    };
+    for rel in &new_rels {
         db.rels.push(super::datalog::Relation::new(rel.arity));
         dynamic.push(true);
     }
+    let is_magic = |rel: u32| {
+        (rel as usize)
+            .checked_sub(first_new)
+            .and_then(|i| new_rels.get(i))
+            .is_some_and(|r| r.part_of.is_none())
+    };
     let n = db.rels.len();
 
     // Components of the relaxed program's dependency graph, in evaluation order.
@@ -345,8 +341,7 @@ pub(crate) fn ground(
             for &k in &rules_of[m as usize] {
                 let known = |r: u32| done.get(r as usize).copied().unwrap_or(false);
                 let rule = &relaxed[k];
-                let anchor = matches!(rule.body.first(),
-                    Some(Lit::Pos(a)) if magic.get(a.rel as usize).copied().unwrap_or(false));
+                let anchor = matches!(rule.body.first(), Some(Lit::Pos(a)) if is_magic(a.rel));
                 comp_rules.extend(decompose(
                     &mut db,
                     rule,
@@ -379,16 +374,22 @@ pub(crate) fn ground(
         }
     }
     // The atoms of a relation computed in parts are the union of its parts.
-    for &(part, of) in &parts {
-        for t in 0..db.rels[part as usize].len() {
+    for (i, rel) in new_rels.iter().enumerate() {
+        let (part, Some(of)) = (first_new + i, rel.part_of) else {
+            continue;
+        };
+        for t in 0..db.rels[part].len() {
             let tuple: smallvec::SmallVec<[TermId; 8]> =
-                db.rels[part as usize].tuple(t).iter().copied().collect();
+                db.rels[part].tuple(t).iter().copied().collect();
             db.rels[of as usize].insert(&tuple);
         }
     }
     // The helpers, parts and magic relations have done their work; their tuples are not
     // needed.
-    for h in helpers.into_iter().chain(added) {
+    for h in helpers
+        .into_iter()
+        .chain(first_new..first_new + new_rels.len())
+    {
         dynamic[h] = false;
         db.rels[h] = super::datalog::Relation::new(db.rels[h].arity);
     }

@@ -996,7 +996,7 @@ mod tests {
         }
     }
 
-    /// A game with a relation of 20^4 atoms that can hold, of which the rules ask for 20.
+    /// A game whose relation `far` can hold for 10 × 20^3 atoms, of which the rules ask for 20.
     fn demanded_game() -> String {
         let mut text = String::from(
             "(role r) (init (at 0))
