@@ -12,6 +12,9 @@
 //!   start's results must be its playouts', and, in one-role games, each start's best line its
 //!   best playout's.
 //!
+//! Copies of a game (the same rules spelled the same way, in several collections) are built and
+//! compared once; each copy's trace is replayed and each copy's verdict recorded.
+//!
 //! The games the fast engine refuses (the reference engine plays them instead), with the
 //! reason, are exactly those recorded in `fast_outcomes.txt`; the budgets that decide it are
 //! deterministic (atoms, ground rules, tuples tried), so the verdict is the same on any
@@ -29,7 +32,9 @@ use gdl_reason::fast::{BuildError, FastLimits, LANES, LanePlayout};
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{StateInfo, describe};
 use gdl_reason::{FastMachine, ReferenceMachine, StateMachine, TermId};
-use ggp_testdata::{assert_recorded, corpus_files, parallel_map, relative, shared_or_skip};
+use ggp_testdata::{
+    assert_recorded, corpus_files, group_copies, parallel_map, relative, shared_or_skip,
+};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -416,11 +421,9 @@ fn check_lanes_from_starts(
 }
 
 /// `Ok(None)` when the game agrees, `Ok(Some(reason))` when the fast engine refuses it, `Err`
-/// on a disagreement.
-fn compare(
-    path: &Path,
-    trace: Option<&(PathBuf, PathBuf, PathBuf)>,
-) -> Result<Option<String>, String> {
+/// on a disagreement. `traces` are those of the game's copies (the same rules, spelled the same
+/// way: [`ggp_testdata::group_copies`]), each replayed; the rest is done once.
+fn compare(path: &Path, traces: &[&(PathBuf, PathBuf, PathBuf)]) -> Result<Option<String>, String> {
     let text = read_game(path);
     let checked = gdl_check::check(&text);
     let mut fast = match FastMachine::with_limits(&checked, limits()) {
@@ -429,8 +432,13 @@ fn compare(
         Err(BuildError::Invalid(_)) => return Ok(None),
         Err(BuildError::Unsupported(reason)) => return Ok(Some(reason)),
     };
-    if let Some((_, moves, expected)) = trace {
-        check_trace(&mut fast, moves, expected).map_err(|e| format!("trace: {e}"))?;
+    for (game, moves, expected) in traces {
+        check_trace(&mut fast, moves, expected).map_err(|e| {
+            format!(
+                "trace of {}: {e}",
+                game.file_name().unwrap_or_default().to_string_lossy()
+            )
+        })?;
     }
     let reference_limits = Limits {
         max_facts: 2_000_000,
@@ -469,21 +477,38 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
         .filter(|p| p.to_string_lossy().contains(&filter))
         .collect();
     let traces = trace_cases(&shared, "");
-    let outcomes = parallel_map(&files, |path| {
-        let name = relative(&shared, path).into_owned();
-        let trace = traces.iter().find(|(game, _, _)| game == path);
-        match catch_unwind(AssertUnwindSafe(|| compare(path, trace))) {
+    // Copies of a game are built and compared once, each copy's trace replayed, and the verdict
+    // recorded for each.
+    let groups = group_copies(&files);
+    let outcomes = parallel_map(&groups, |copies| {
+        let name = relative(&shared, &copies[0]).into_owned();
+        let mine: Vec<_> = traces
+            .iter()
+            .filter(|(game, _, _)| copies.contains(game))
+            .collect();
+        match catch_unwind(AssertUnwindSafe(|| compare(&copies[0], &mine))) {
             Ok(Ok(None)) => (None, None),
-            Ok(Ok(Some(reason))) => (Some(format!("{name}\t{reason}\n")), None),
+            Ok(Ok(Some(reason))) => (Some(reason), None),
             Ok(Err(disagreement)) => (None, Some(format!("{name}: {disagreement}"))),
             Err(_) => (None, Some(format!("{name}: PANIC"))),
         }
     });
     let failures: Vec<String> = outcomes.iter().filter_map(|o| o.1.clone()).collect();
-    let refused: String = outcomes.iter().filter_map(|o| o.0.clone()).collect();
+    let mut refused: Vec<(&PathBuf, &String)> = groups
+        .iter()
+        .zip(&outcomes)
+        .filter_map(|(copies, o)| o.0.as_ref().map(|reason| (copies, reason)))
+        .flat_map(|(copies, reason)| copies.iter().map(move |path| (path, reason)))
+        .collect();
+    refused.sort();
+    let refused: String = refused
+        .iter()
+        .map(|(path, reason)| format!("{}\t{reason}\n", relative(&shared, path)))
+        .collect();
     eprintln!(
-        "{} games, {} refused by the fast engine, {} failures",
+        "{} games ({} different), {} refused by the fast engine, {} failures",
         files.len(),
+        groups.len(),
         refused.lines().count(),
         failures.len()
     );
