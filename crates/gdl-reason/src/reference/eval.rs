@@ -109,6 +109,13 @@ pub(crate) struct Facts {
     by_position: Vec<FxHashMap<TermId, Vec<u32>>>,
 }
 
+/// Every tuple of a static relation with rules, computed once ([`Evaluator::index_static`]),
+/// and as a set (a call with every argument bound is one lookup).
+pub(crate) struct StaticTuples {
+    tuples: Vec<TermId>,
+    set: FxHashSet<TermId>,
+}
+
 impl Facts {
     pub fn new(tuples: &[TermId], store: &TermStore) -> Facts {
         let mut unique: Vec<TermId> = Vec::with_capacity(tuples.len());
@@ -147,6 +154,34 @@ impl Facts {
             }
         }
         Candidates::All(&self.tuples)
+    }
+}
+
+impl StaticTuples {
+    /// The tuples that may match `key` (of a relation named `name`) when it has every argument
+    /// bound (the one tuple, if it exists) or none (all); `None` otherwise (a table for the key
+    /// holds exactly those that match, which beats any one argument's index).
+    fn candidates<'a>(
+        &'a self,
+        name: Symbol,
+        key: &[TermId],
+        unbound: TermId,
+        store: &TermStore,
+        one: &'a mut [TermId; 1],
+    ) -> Option<Candidates<'a>> {
+        if key.iter().all(|&v| v == unbound) {
+            return Some(Candidates::All(&self.tuples));
+        }
+        if key.contains(&unbound) {
+            return None;
+        }
+        Some(match store.find(name, Some(key)) {
+            Some(t) if self.set.contains(&t) => {
+                one[0] = t;
+                Candidates::All(&one[..])
+            }
+            _ => Candidates::All(&[]),
+        })
     }
 }
 
@@ -226,6 +261,9 @@ pub(crate) struct Evaluator {
     /// The constant that marks an argument not bound in a [`Key`] (`?`, which no GDL constant
     /// can be).
     unbound: TermId,
+    /// Each relation's tuples, where it is static, has rules and was computed in full
+    /// ([`Evaluator::index_static`]).
+    static_tuples: Vec<Option<Arc<StaticTuples>>>,
 }
 
 impl Evaluator {
@@ -251,7 +289,75 @@ impl Evaluator {
             pass: 0,
             partial: false,
             assumed: None,
+            static_tuples: Vec::new(),
         }
+    }
+
+    /// Whether `rel`'s tuples were computed in full ([`Evaluator::index_static`]), and how
+    /// many tables of it are kept.
+    #[cfg(test)]
+    pub fn static_state(&self, rel: RelId) -> (bool, usize) {
+        let indexed = self
+            .static_tuples
+            .get(rel as usize)
+            .is_some_and(Option::is_some);
+        let tables = self
+            .layers
+            .iter()
+            .flat_map(|l| &l.tables)
+            .filter(|t| t.rel == rel)
+            .count();
+        (indexed, tables)
+    }
+
+    /// Computes every tuple of each static relation that has rules, once, and keeps them as a
+    /// set, so that a call with every argument bound is a lookup instead of a table of its own.
+    /// A rule that joins a static relation with the state calls it with other arguments in
+    /// every state (quad's `square`, with all eight bound, once for every four marked cells),
+    /// and each such call used to make a table that was kept for the rest of the game. Within
+    /// `max_answers` tuples at a time and `time` in all: a relation over either (one with
+    /// infinitely many tuples, say) is computed by call, as before.
+    pub fn index_static(&mut self, compiled: &Compiled, max_answers: usize, time: Duration) {
+        let inputs = Inputs::default();
+        let cx = Ctx {
+            compiled,
+            inputs: &inputs,
+        };
+        let saved = self.limits;
+        let until = Instant::now() + time;
+        self.reset();
+        self.static_tuples = vec![None; compiled.names.len()];
+        for rel in 0..compiled.names.len() {
+            if compiled.layer[rel] != STATIC
+                || compiled.rules_of[rel].is_empty()
+                || compiled.arity[rel] == 0
+            {
+                continue;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            self.limits.max_facts = max_answers.min(saved.max_facts);
+            self.limits.time = Some(left);
+            self.start();
+            let rel = rel as RelId;
+            let key = self.open_key(&cx, rel);
+            match self.call(&cx, rel, key) {
+                Ok(r) => {
+                    let tuples = self.table(r).answers.clone();
+                    let all = StaticTuples {
+                        set: tuples.iter().copied().collect(),
+                        tuples,
+                    };
+                    self.static_tuples[rel as usize] = Some(Arc::new(all));
+                }
+                // Half-computed tables are dropped (those already kept stay).
+                Err(_) => self.reset(),
+            }
+        }
+        self.limits = saved;
+        self.deadline = None;
     }
 
     /// Starts a question: the time budget runs from now (and ends at `until` at the latest).
@@ -770,7 +876,18 @@ impl Evaluator {
             let value = build(arg, bind, &mut self.store).unwrap_or(self.unbound);
             key.push(value);
         }
-        if cx.rules_of[rel as usize].is_empty() {
+        let all = self.static_tuples.get(rel as usize).and_then(Clone::clone);
+        let mut one = [self.unbound];
+        if let Some(candidates) = all
+            .as_ref()
+            .and_then(|all| all.candidates(atom.name, &key, self.unbound, &self.store, &mut one))
+        {
+            for i in 0..candidates.len() {
+                if !self.one(atom, candidates.get(i), bind, trail, next)? {
+                    return Ok(false);
+                }
+            }
+        } else if cx.rules_of[rel as usize].is_empty() {
             let candidates = cx.facts[rel as usize].candidates(&key, self.unbound);
             for i in 0..candidates.len() {
                 if !self.one(atom, candidates.get(i), bind, trail, next)? {

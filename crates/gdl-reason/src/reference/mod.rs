@@ -7,7 +7,8 @@
 //!   real games define `(goal robot 100)` from `(not (goal robot 0))`) is evaluated by the
 //!   alternating fixpoint, which gives the one model of a locally stratified program and
 //!   reports the atoms that have none.
-//! - Relations that depend on neither `true` nor `does` are computed once; those that depend
+//! - Relations that depend on neither `true` nor `does` are computed once (in full when the
+//!   machine is built, where they are finite and not too large, and indexed); those that depend
 //!   on `true` for each state (with no moves: `does` is empty, as when the Game Manager asks
 //!   for legal moves); those that depend on `does` again for each joint move.
 //! - A fact with variables (`(leq ?a ?a)`) holds for every value: literals unify with it.
@@ -48,6 +49,11 @@ pub struct ReferenceMachine {
     /// The state the evaluator's inputs and state tables are for.
     current: Option<ReferenceState>,
 }
+
+/// How many tuples a static relation may have to be computed in full when the machine is built,
+/// and how long that may take for all of them ([`Evaluator::index_static`]).
+const STATIC_ANSWERS: usize = 500_000;
+const STATIC_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn reserved_index(r: Reserved) -> usize {
     Reserved::ALL.iter().position(|&x| x == r).expect("listed")
@@ -91,12 +97,13 @@ impl ReferenceMachine {
         for r in Reserved::ALL {
             reserved[reserved_index(r)] = program.reserved(r);
         }
-        let eval = Evaluator::new(
+        let mut eval = Evaluator::new(
             store,
             program.symbols.clone(),
             limits,
             compiled.members.len(),
         );
+        eval.index_static(&compiled, STATIC_ANSWERS, STATIC_TIME);
         let mut machine = ReferenceMachine {
             compiled,
             eval,
@@ -459,6 +466,52 @@ mod tests {
         .unwrap();
         assert_eq!(m.base_fluents().unwrap(), None);
         assert_eq!(m.input_moves(0).unwrap(), None);
+    }
+
+    #[test]
+    fn a_static_relation_is_computed_once_and_called_by_lookup() {
+        // `pair` is computed when the machine is built, then every call with both arguments
+        // bound is a lookup (no table). With a budget below its 6 tuples it is left to calls,
+        // each with a table of its own, as before; the game plays the same either way.
+        let game = "(role r) (init (at 1)) (init (count 0))
+            (num 1) (num 2) (num 3) (succ 0 1) (succ 1 2) (succ 2 3)
+            (<= (pair ?a ?b) (num ?a) (num ?b) (distinct ?a ?b))
+            (<= (legal r (go ?b)) (true (at ?a)) (num ?b) (pair ?a ?b))
+            (<= (next (at ?b)) (does r (go ?b)))
+            (<= (next (count ?m)) (true (count ?n)) (succ ?n ?m))
+            (<= terminal (true (count 3)))
+            (<= (goal r 100) (true (at 1)))
+            (<= (goal r 0) (not (true (at 1))))";
+        let checked = gdl_check::check(game);
+        let pair = checked.program.relation("pair", 2).expect("a relation");
+        for budget in [STATIC_ANSWERS, 5] {
+            let mut m = ReferenceMachine::new(&checked).unwrap();
+            m.eval.index_static(&m.compiled, budget, STATIC_TIME);
+            let indexed = budget > 6;
+            // (The table that computed it in full, if it was.)
+            let (was_indexed, before) = m.eval.static_state(pair);
+            assert_eq!((was_indexed, before), (indexed, usize::from(indexed)));
+            let mut state = m.initial_state().unwrap();
+            let mut at = 1;
+            while !m.is_terminal(&state).unwrap() {
+                let legal = m.legal_moves(&state, 0).unwrap();
+                let expected: Vec<String> = (1..=3)
+                    .filter(|&b| b != at)
+                    .map(|b| format!("(go {b})"))
+                    .collect();
+                assert_eq!(text(&m, &legal), expected);
+                at = if at == 3 { 1 } else { at + 1 };
+                let go = m.intern(&format!("(go {at})")).unwrap();
+                state = m.next_state(&state, &[go]).unwrap();
+            }
+            assert_eq!(m.goals(&state).unwrap(), [100]);
+            let (_, after) = m.eval.static_state(pair);
+            assert_eq!(
+                after == before,
+                indexed,
+                "{before} -> {after} tables of pair"
+            );
+        }
     }
 
     #[test]
