@@ -6,8 +6,9 @@
 //! comes after its inputs), so each is visited once, after all its inputs have settled. A
 //! node whose value differs from the value it last propagated (kept in its flags) updates its
 //! successors' counters and marks dirty those whose top bit flipped; a gate that flips and
-//! flips back within one batch costs a visit and nothing further. Legal moves and the next state's bits are kept up to date by
-//! triggers on the nodes that decide them. Nothing is allocated once the network is built.
+//! flips back within one batch costs a visit and nothing further. Legal moves and the next
+//! state's bits are kept up to date by triggers on the nodes that decide them. Nothing is
+//! allocated once the network is built.
 //!
 //! **Guarded gates.** A proposition such as `(control white)` feeds thousands of AND gates
 //! (every legal move of a chess player), yet when it flips only the few gates whose other
