@@ -434,9 +434,12 @@ fn compare(path: &Path, traces: &[&(PathBuf, PathBuf, PathBuf)]) -> Result<Optio
     };
     for (game, moves, expected) in traces {
         check_trace(&mut fast, moves, expected).map_err(|e| {
+            // The collection and the file.
+            let name: Vec<_> = game.iter().rev().take(2).collect();
             format!(
-                "trace of {}: {e}",
-                game.file_name().unwrap_or_default().to_string_lossy()
+                "trace of {}/{}: {e}",
+                name[1].to_string_lossy(),
+                name[0].to_string_lossy()
             )
         })?;
     }

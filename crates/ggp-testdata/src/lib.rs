@@ -64,11 +64,12 @@ pub fn rules_key(text: &[u8]) -> Vec<u8> {
     let mut bytes = text.iter().copied();
     while let Some(b) = bytes.next() {
         match b {
-            // A comment runs to the end of its line (`;` is never part of a token).
+            // A comment runs to the end of its line, `\n` or `\r` as for the lexer (`;` is
+            // never part of a token).
             b';' => {
                 space = true;
                 for c in bytes.by_ref() {
-                    if c == b'\n' {
+                    if c == b'\n' || c == b'\r' {
                         break;
                     }
                 }
@@ -210,7 +211,9 @@ mod tests {
         // Spelling and token boundaries count.
         assert_ne!(rules_key(b"(role X)"), rules_key(b"(role x)"));
         assert_ne!(rules_key(b"(role a b)"), rules_key(b"(role ab)"));
-        // A comment separates tokens as a line break does.
+        // A comment separates tokens as a line break does, and ends at either kind of line
+        // end (a file with `\r` line ends keeps its rules after a comment).
         assert_eq!(rules_key(b"(role a;c\nb)"), rules_key(b"(role a b)"));
+        assert_eq!(rules_key(b"; c\r(role a)\r"), b"(role a)");
     }
 }

@@ -481,7 +481,7 @@ impl Runtime {
             on: vec![NONE; roles],
             dirty: vec![0; n.div_ceil(64)],
             summary: vec![0; n.div_ceil(64 * 64)],
-            next_saved: Vec::new(),
+            next_saved: vec![0; words],
             clear_inputs,
             flips_seen: Vec::new(),
             lazy,

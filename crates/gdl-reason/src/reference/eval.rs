@@ -315,8 +315,8 @@ impl Evaluator {
     /// A rule that joins a static relation with the state calls it with other arguments in
     /// every state (quad's `square`, with all eight bound, once for every four marked cells),
     /// and each such call used to make a table that was kept for the rest of the game. Within
-    /// `max_answers` tuples at a time and `time` in all: a relation over either (one with
-    /// infinitely many tuples, say) is computed by call, as before.
+    /// `max_answers` tuples for each relation (with what it calls) and `time` in all: a relation
+    /// over either (one with infinitely many tuples, say) is computed by call, as before.
     pub fn index_static(&mut self, compiled: &Compiled, max_answers: usize, time: Duration) {
         let inputs = Inputs::default();
         let cx = Ctx {
@@ -343,18 +343,18 @@ impl Evaluator {
             self.start();
             let rel = rel as RelId;
             let key = self.open_key(&cx, rel);
-            match self.call(&cx, rel, key) {
-                Ok(r) => {
-                    let tuples = self.table(r).answers.clone();
-                    let all = StaticTuples {
-                        set: tuples.iter().copied().collect(),
-                        tuples,
-                    };
-                    self.static_tuples[rel as usize] = Some(Arc::new(all));
-                }
-                // Half-computed tables are dropped (those already kept stay).
-                Err(_) => self.reset(),
+            if let Ok(r) = self.call(&cx, rel, key) {
+                let tuples = self.table(r).answers.clone();
+                let all = StaticTuples {
+                    set: tuples.iter().copied().collect(),
+                    tuples,
+                };
+                self.static_tuples[rel as usize] = Some(Arc::new(all));
             }
+            // The tables are dropped (half computed after an error), so that the next relation
+            // has the whole budget, and questions theirs: what was computed in full is kept
+            // above.
+            self.reset();
         }
         self.limits = saved;
         self.deadline = None;
