@@ -517,14 +517,18 @@ impl StateMachine for FastMachine {
         out
     }
 
+    /// In id order (the runtime keeps them in the order they became legal, which depends on
+    /// how the network was propagated; a match's record and its seeded `random` role must not).
     fn legal_moves(&mut self, state: &FastState, role: RoleIndex) -> Result<Vec<TermId>> {
         self.role_check(role)?;
         self.load(state)?;
-        Ok(self
+        let mut moves: Vec<TermId> = self
             .rt
             .legal_moves(role)
             .map(|m| self.move_term[m as usize])
-            .collect())
+            .collect();
+        moves.sort_unstable();
+        Ok(moves)
     }
 
     fn next_state(&mut self, state: &FastState, joint: &[TermId]) -> Result<FastState> {
