@@ -517,18 +517,14 @@ impl StateMachine for FastMachine {
         out
     }
 
-    /// In id order (the runtime keeps them in the order they became legal, which depends on
-    /// how the network was propagated; a match's record and its seeded `random` role must not).
     fn legal_moves(&mut self, state: &FastState, role: RoleIndex) -> Result<Vec<TermId>> {
         self.role_check(role)?;
         self.load(state)?;
-        let mut moves: Vec<TermId> = self
+        Ok(self
             .rt
             .legal_moves(role)
             .map(|m| self.move_term[m as usize])
-            .collect();
-        moves.sort_unstable();
-        Ok(moves)
+            .collect())
     }
 
     fn next_state(&mut self, state: &FastState, joint: &[TermId]) -> Result<FastState> {
