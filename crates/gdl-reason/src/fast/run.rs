@@ -1,14 +1,12 @@
 //! Running a network: every gate keeps a counter of its inputs that hold, offset so that the
 //! top bit says whether the gate holds (it crosses `0x8000_0000` exactly when the output
-//! flips). Only changes propagate: sources that change update their successors' counters at
-//! once (those that go on first, see [`Runtime::set`]), and gates whose top bit flipped are
-//! marked dirty; dirty nodes are visited in index order, which is a topological order (a gate
-//! comes after its inputs), so each is visited once, after all its inputs have settled. A
-//! node whose value differs from the value it last propagated (kept in its flags) updates its
-//! successors' counters and marks dirty those whose top bit flipped; a gate that flips and
-//! flips back within one batch costs a visit and nothing further. Legal moves and the next
-//! state's bits are kept up to date by triggers on the nodes that decide them. Nothing is
-//! allocated once the network is built.
+//! flips). Only changes propagate: sources that change are marked dirty; dirty nodes are
+//! visited in index order, which is a topological order (a gate comes after its inputs), so
+//! each is visited once, after all its inputs have settled. A node whose value differs from
+//! the value it last propagated (kept in its flags) updates its successors' counters and
+//! marks dirty those whose top bit flipped; a gate that flips and flips back within one batch
+//! costs nothing further. Legal moves and the next state's bits are kept up to date by
+//! triggers on the nodes that decide them. Nothing is allocated once the network is built.
 //!
 //! **Guarded gates.** A proposition such as `(control white)` feeds thousands of AND gates
 //! (every legal move of a chess player), yet when it flips only the few gates whose other
@@ -125,8 +123,7 @@ pub(crate) struct Runtime {
     /// for each word of those that is not zero.
     dirty: Vec<u64>,
     summary: Vec<u64>,
-    /// The next state's fluents, as [`Runtime::advance`] read them.
-    next_saved: Vec<u64>,
+    flips: Vec<u32>,
     /// Whether `legal`, `goal` or `terminal` depend on the moves: then inputs are switched
     /// off after each transition, so that those are answered with no moves.
     clear_inputs: bool,
@@ -481,7 +478,7 @@ impl Runtime {
             on: vec![NONE; roles],
             dirty: vec![0; n.div_ceil(64)],
             summary: vec![0; n.div_ceil(64 * 64)],
-            next_saved: vec![0; words],
+            flips: Vec::new(),
             clear_inputs,
             flips_seen: Vec::new(),
             lazy,
@@ -920,46 +917,24 @@ impl Runtime {
         }
     }
 
-    /// Sets a source node (a fluent's or a move's): its successors' counters are updated at
-    /// once, and those that flip are marked for the next [`Runtime::run`]. Sources have no
-    /// inputs, so they need not wait for their turn in index order; and setting every source
-    /// that goes on before those that go off spares the gates that read one of each (the
-    /// square a piece leaves and the one it enters, the move a role stops making and the one it
-    /// starts) a flip and a flip back, each a visit that changes nothing.
+    /// Sets a source node; the change propagates at the next [`Runtime::run`].
     fn set(&mut self, node: u32, on: bool) {
         self.lazy_valid = false;
         self.sees_valid = false;
-        let node = node as usize;
-        let Node {
-            flags,
-            out_start,
-            out_end,
-            ..
-        } = self.nodes[node];
-        let value = u32::from(on);
-        self.nodes[node].counter = if on { TOP } else { 0 };
-        if value == (flags >> 7) & 1 {
-            return;
-        }
-        if let Some(f) = self.flips_seen.get_mut(node) {
-            *f = f.saturating_add(1);
-        }
-        self.nodes[node].flags = flags ^ VALUE;
-        self.changed(node, flags, value, out_start, out_end);
+        self.nodes[node as usize].counter = if on { TOP } else { 0 };
+        self.mark(node as usize);
     }
 
     /// Makes `bits` the current state.
     pub fn load(&mut self, bits: &[u64]) {
-        // Fluents that go on, then those that go off.
-        for on in [true, false] {
-            for (w, &word) in bits.iter().enumerate() {
-                let mut diff = (word ^ self.cur_bits[w]) & if on { word } else { !word };
-                while diff != 0 {
-                    let b = diff.trailing_zeros();
-                    diff &= diff - 1;
-                    self.cur_bits[w] ^= 1 << b;
-                    self.set(self.base_node[w * 64 + b as usize], on);
-                }
+        for (w, &word) in bits.iter().enumerate() {
+            let mut diff = word ^ self.cur_bits[w];
+            while diff != 0 {
+                let b = diff.trailing_zeros();
+                diff &= diff - 1;
+                let f = w * 64 + b as usize;
+                self.cur_bits[w] ^= 1 << b;
+                self.set(self.base_node[f], self.cur_bits[w] >> b & 1 == 1);
             }
         }
         self.run();
@@ -967,19 +942,15 @@ impl Runtime {
 
     /// Sets the moves being made: `moves[r]` for role `r` (a move number).
     pub fn set_moves(&mut self, moves: &[u32]) {
-        // Each role's new move on, then its old one off.
-        for (role, &m) in moves.iter().enumerate() {
-            let node = self.move_node[m as usize];
-            if self.on[role] != node && node != NONE {
-                self.set(node, true);
-            }
-        }
         for (role, &m) in moves.iter().enumerate() {
             let node = self.move_node[m as usize];
             let old = self.on[role];
             if old != node {
                 if old != NONE {
                     self.set(old, false);
+                }
+                if node != NONE {
+                    self.set(node, true);
                 }
                 self.on[role] = node;
             }
@@ -1007,25 +978,25 @@ impl Runtime {
 
     /// Moves to the next state, given the moves set with [`Runtime::set_moves`].
     pub fn advance(&mut self) {
-        let mut next_bits = std::mem::take(&mut self.next_saved);
-        next_bits.clone_from(&self.next_bits);
-        if self.clear_inputs {
-            // (This changes `next_bits`: the next state was read before.)
-            self.clear_moves();
-        }
-        // Fluents that go on, then those that go off (see [`Runtime::set`]).
-        for on in [true, false] {
-            for (w, &next) in next_bits.iter().enumerate() {
-                let mut diff = (next ^ self.cur_bits[w]) & if on { next } else { !next };
-                while diff != 0 {
-                    let b = diff.trailing_zeros();
-                    diff &= diff - 1;
-                    self.cur_bits[w] ^= 1 << b;
-                    self.set(self.base_node[w * 64 + b as usize], on);
-                }
+        let mut flips = std::mem::take(&mut self.flips);
+        flips.clear();
+        for w in 0..self.cur_bits.len() {
+            let mut diff = self.next_bits[w] ^ self.cur_bits[w];
+            while diff != 0 {
+                let b = diff.trailing_zeros();
+                diff &= diff - 1;
+                flips.push((w * 64) as u32 + b);
             }
         }
-        self.next_saved = next_bits;
+        if self.clear_inputs {
+            self.clear_moves();
+        }
+        for &f in &flips {
+            let (w, b) = (f as usize / 64, f % 64);
+            self.cur_bits[w] ^= 1 << b;
+            self.set(self.base_node[f as usize], self.cur_bits[w] >> b & 1 == 1);
+        }
         self.run();
+        self.flips = flips;
     }
 }
