@@ -23,6 +23,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,9 +33,7 @@ use gdl_reason::fast::{BuildError, FastLimits, LANES, LanePlayout};
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{StateInfo, describe};
 use gdl_reason::{FastMachine, ReferenceMachine, StateMachine, TermId};
-use ggp_testdata::{
-    assert_recorded, corpus_files, group_copies, parallel_map, relative, shared_or_skip,
-};
+use ggp_testdata::{assert_recorded, corpus_files, parallel_map, relative, shared_or_skip};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -420,10 +419,66 @@ fn check_lanes_from_starts(
     Ok(())
 }
 
+/// `files` grouped by their rules as clean S-expressions (`gdl_syntax::compact_text`: no
+/// comments, canonical layout, the spelling kept): copies of one game, which the corpus holds
+/// in several collections, together, each group in the order of `files`, the groups in the
+/// order of their first file. A file that does not parse is alone.
+fn group_copies(files: &[PathBuf]) -> Vec<Vec<PathBuf>> {
+    let mut groups: Vec<Vec<PathBuf>> = Vec::new();
+    let mut by_rules: HashMap<String, usize> = HashMap::new();
+    for path in files {
+        let Ok(rules) = gdl_syntax::compact_text(&read_game(path)) else {
+            groups.push(vec![path.clone()]);
+            continue;
+        };
+        let next = groups.len();
+        let at = *by_rules.entry(rules).or_insert(next);
+        if at == next {
+            groups.push(Vec::new());
+        }
+        groups[at].push(path.clone());
+    }
+    groups
+}
+
+#[test]
+fn copies_are_the_same_rules_spelled_the_same_way() {
+    let dir = std::env::temp_dir().join(format!("ggp-copies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<PathBuf> = [
+        "; a game\n(role x)  (<= (legal x (mark ?c))\n    (cell ?c)) ; the move\n",
+        "(role X) (<= (legal X (mark ?c)) (cell ?c))",
+        // CR line ends: a comment ends at `\r` too.
+        "; c\r(role x)\r(<= (legal x (mark ?c)) (cell ?c))\r",
+        "(role x) (<= (legal x (mark ?c)) (cell ?c)",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(k, text)| {
+        let path = dir.join(format!("{k}.kif"));
+        std::fs::write(&path, text).unwrap();
+        path
+    })
+    .collect();
+    let groups = group_copies(&files);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The first and third together; `X` is another spelling; the last does not parse.
+    let expected = vec![
+        vec![files[0].clone(), files[2].clone()],
+        vec![files[1].clone()],
+        vec![files[3].clone()],
+    ];
+    assert_eq!(groups, expected);
+}
+
 /// `Ok(None)` when the game agrees, `Ok(Some(reason))` when the fast engine refuses it, `Err`
-/// on a disagreement. `traces` are those of the game's copies (the same rules, spelled the same
-/// way: [`ggp_testdata::group_copies`]), each replayed; the rest is done once.
-fn compare(path: &Path, traces: &[&(PathBuf, PathBuf, PathBuf)]) -> Result<Option<String>, String> {
+/// on a disagreement. `traces` are those of the game's copies ([`group_copies`]), each
+/// replayed; the rest is done once.
+fn compare(
+    shared: &Path,
+    path: &Path,
+    traces: &[&(PathBuf, PathBuf, PathBuf)],
+) -> Result<Option<String>, String> {
     let text = read_game(path);
     let checked = gdl_check::check(&text);
     let mut fast = match FastMachine::with_limits(&checked, limits()) {
@@ -433,15 +488,8 @@ fn compare(path: &Path, traces: &[&(PathBuf, PathBuf, PathBuf)]) -> Result<Optio
         Err(BuildError::Unsupported(reason)) => return Ok(Some(reason)),
     };
     for (game, moves, expected) in traces {
-        check_trace(&mut fast, moves, expected).map_err(|e| {
-            // The collection and the file.
-            let name: Vec<_> = game.iter().rev().take(2).collect();
-            format!(
-                "trace of {}/{}: {e}",
-                name[1].to_string_lossy(),
-                name[0].to_string_lossy()
-            )
-        })?;
+        check_trace(&mut fast, moves, expected)
+            .map_err(|e| format!("trace of {}: {e}", relative(shared, game)))?;
     }
     let reference_limits = Limits {
         max_facts: 2_000_000,
@@ -489,7 +537,7 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
             .iter()
             .filter(|(game, _, _)| copies.contains(game))
             .collect();
-        match catch_unwind(AssertUnwindSafe(|| compare(&copies[0], &mine))) {
+        match catch_unwind(AssertUnwindSafe(|| compare(&shared, &copies[0], &mine))) {
             Ok(Ok(None)) => (None, None),
             Ok(Ok(Some(reason))) => (Some(reason), None),
             Ok(Err(disagreement)) => (None, Some(format!("{name}: {disagreement}"))),

@@ -55,61 +55,6 @@ pub fn corpus_files(shared: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// A game's text with its comments left out and its whitespace made canonical (none beside a
-/// parenthesis, one space elsewhere); the spelling is kept. Two files with the same key hold the
-/// same rules, spelled the same way.
-pub fn rules_key(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut space = false;
-    let mut bytes = text.iter().copied();
-    while let Some(b) = bytes.next() {
-        match b {
-            // A comment runs to the end of its line, `\n` or `\r` as for the lexer (`;` is
-            // never part of a token).
-            b';' => {
-                space = true;
-                for c in bytes.by_ref() {
-                    if c == b'\n' || c == b'\r' {
-                        break;
-                    }
-                }
-            }
-            _ if b.is_ascii_whitespace() => space = true,
-            _ => {
-                let beside_paren =
-                    matches!(b, b'(' | b')') || matches!(out.last(), None | Some(b'(' | b')'));
-                if space && !beside_paren {
-                    out.push(b' ');
-                }
-                space = false;
-                out.push(b);
-            }
-        }
-    }
-    out
-}
-
-/// `files` grouped by [`rules_key`]: copies of one game (the corpus holds some games in several
-/// collections, differing only in comments or layout) together, each group in the order of
-/// `files`, the groups in the order of their first file. Unreadable files are alone.
-pub fn group_copies(files: &[PathBuf]) -> Vec<Vec<PathBuf>> {
-    let mut groups: Vec<Vec<PathBuf>> = Vec::new();
-    let mut by_key: std::collections::HashMap<Vec<u8>, usize> = Default::default();
-    for path in files {
-        let Ok(bytes) = std::fs::read(path) else {
-            groups.push(vec![path.clone()]);
-            continue;
-        };
-        let next = groups.len();
-        let at = *by_key.entry(rules_key(&bytes)).or_insert(next);
-        if at == next {
-            groups.push(Vec::new());
-        }
-        groups[at].push(path.clone());
-    }
-    groups
-}
-
 /// A path relative to the shared folder, for messages.
 pub fn relative<'a>(shared: &Path, path: &'a Path) -> std::borrow::Cow<'a, str> {
     path.strip_prefix(shared).unwrap_or(path).to_string_lossy()
@@ -196,24 +141,4 @@ pub fn fresh_postgres(name: &str) -> Option<PathBuf> {
     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
     Some(PathBuf::from(format!("{base}/{db}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rules_key;
-
-    #[test]
-    fn rules_keys_ignore_comments_and_layout_but_not_spelling() {
-        let a = b"; a game\n(role x)  (<= (legal x (mark ?c))\n    (cell ?c)) ; the move\n";
-        let b = b"(role x)\n(<= (legal x (mark ?c)) (cell ?c))";
-        assert_eq!(rules_key(a), rules_key(b));
-        assert_eq!(rules_key(b), b"(role x)(<=(legal x(mark ?c))(cell ?c))");
-        // Spelling and token boundaries count.
-        assert_ne!(rules_key(b"(role X)"), rules_key(b"(role x)"));
-        assert_ne!(rules_key(b"(role a b)"), rules_key(b"(role ab)"));
-        // A comment separates tokens as a line break does, and ends at either kind of line
-        // end (a file with `\r` line ends keeps its rules after a comment).
-        assert_eq!(rules_key(b"(role a;c\nb)"), rules_key(b"(role a b)"));
-        assert_eq!(rules_key(b"; c\r(role a)\r"), b"(role a)");
-    }
 }

@@ -109,13 +109,6 @@ pub(crate) struct Facts {
     by_position: Vec<FxHashMap<TermId, Vec<u32>>>,
 }
 
-/// Every tuple of a static relation with rules, computed once ([`Evaluator::index_static`]),
-/// and as a set (a call with every argument bound is one lookup).
-pub(crate) struct StaticTuples {
-    tuples: Vec<TermId>,
-    set: FxHashSet<TermId>,
-}
-
 impl Facts {
     pub fn new(tuples: &[TermId], store: &TermStore) -> Facts {
         let mut unique: Vec<TermId> = Vec::with_capacity(tuples.len());
@@ -157,32 +150,27 @@ impl Facts {
     }
 }
 
-impl StaticTuples {
-    /// The tuples that may match `key` (of a relation named `name`) when it has every argument
-    /// bound (the one tuple, if it exists) or none (all); `None` otherwise (a table for the key
-    /// holds exactly those that match, which beats any one argument's index).
-    fn candidates<'a>(
-        &'a self,
-        name: Symbol,
-        key: &[TermId],
-        unbound: TermId,
-        store: &TermStore,
-        one: &'a mut [TermId; 1],
-    ) -> Option<Candidates<'a>> {
-        if key.iter().all(|&v| v == unbound) {
-            return Some(Candidates::All(&self.tuples));
-        }
-        if key.contains(&unbound) {
-            return None;
-        }
-        Some(match store.find(name, Some(key)) {
-            Some(t) if self.set.contains(&t) => {
-                one[0] = t;
-                Candidates::All(&one[..])
-            }
-            _ => Candidates::All(&[]),
-        })
+/// The tuples of a static relation computed in full (sorted, [`Evaluator::index_static`]) that
+/// may match `key` (of a relation named `name`) when it has every argument bound (the one
+/// tuple, if it exists) or none (all); `None` otherwise (a table for the key holds exactly
+/// those that match, which beats any one argument's index).
+fn static_candidates<'a>(
+    tuples: &'a [TermId],
+    name: Symbol,
+    key: &[TermId],
+    unbound: TermId,
+    store: &TermStore,
+) -> Option<Candidates<'a>> {
+    if key.iter().all(|&v| v == unbound) {
+        return Some(Candidates::All(tuples));
     }
+    if key.contains(&unbound) {
+        return None;
+    }
+    let found = store
+        .find(name, Some(key))
+        .and_then(|t| tuples.binary_search(&t).ok());
+    Some(Candidates::All(found.map_or(&[], |i| &tuples[i..=i])))
 }
 
 enum Candidates<'a> {
@@ -261,9 +249,9 @@ pub(crate) struct Evaluator {
     /// The constant that marks an argument not bound in a [`Key`] (`?`, which no GDL constant
     /// can be).
     unbound: TermId,
-    /// Each relation's tuples, where it is static, has rules and was computed in full
+    /// Each relation's tuples, sorted, where it is static, has rules and was computed in full
     /// ([`Evaluator::index_static`]).
-    static_tuples: Vec<Option<Arc<StaticTuples>>>,
+    static_tuples: Vec<Option<Arc<[TermId]>>>,
 }
 
 impl Evaluator {
@@ -310,8 +298,9 @@ impl Evaluator {
         (indexed, tables)
     }
 
-    /// Computes every tuple of each static relation that has rules, once, and keeps them as a
-    /// set, so that a call with every argument bound is a lookup instead of a table of its own.
+    /// Computes every tuple of each static relation that has rules, once, and keeps them
+    /// sorted, so that a call with every argument bound is a lookup instead of a table of its
+    /// own.
     /// A rule that joins a static relation with the state calls it with other arguments in
     /// every state (quad's `square`, with all eight bound, once for every four marked cells),
     /// and each such call used to make a table that was kept for the rest of the game. Within
@@ -344,12 +333,9 @@ impl Evaluator {
             let rel = rel as RelId;
             let key = self.open_key(&cx, rel);
             if let Ok(r) = self.call(&cx, rel, key) {
-                let tuples = self.table(r).answers.clone();
-                let all = StaticTuples {
-                    set: tuples.iter().copied().collect(),
-                    tuples,
-                };
-                self.static_tuples[rel as usize] = Some(Arc::new(all));
+                let mut tuples = self.table(r).answers.clone();
+                tuples.sort_unstable();
+                self.static_tuples[rel as usize] = Some(tuples.into());
             }
             // The tables are dropped (half computed after an error), so that the next relation
             // has the whole budget, and questions theirs: what was computed in full is kept
@@ -877,10 +863,9 @@ impl Evaluator {
             key.push(value);
         }
         let all = self.static_tuples.get(rel as usize).and_then(Clone::clone);
-        let mut one = [self.unbound];
         if let Some(candidates) = all
-            .as_ref()
-            .and_then(|all| all.candidates(atom.name, &key, self.unbound, &self.store, &mut one))
+            .as_deref()
+            .and_then(|all| static_candidates(all, atom.name, &key, self.unbound, &self.store))
         {
             for i in 0..candidates.len() {
                 if !self.one(atom, candidates.get(i), bind, trail, next)? {

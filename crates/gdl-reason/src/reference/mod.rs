@@ -8,7 +8,7 @@
 //!   alternating fixpoint, which gives the one model of a locally stratified program and
 //!   reports the atoms that have none.
 //! - Relations that depend on neither `true` nor `does` are computed once (in full when the
-//!   machine is built, where they are not too large, and kept as a set); those that depend
+//!   machine is built, where they are not too large, and kept sorted); those that depend
 //!   on `true` for each state (with no moves: `does` is empty, as when the Game Manager asks
 //!   for legal moves); those that depend on `does` again for each joint move.
 //! - A fact with variables (`(leq ?a ?a)`) holds for every value: literals unify with it.
