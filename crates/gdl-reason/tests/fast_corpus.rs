@@ -19,7 +19,8 @@
 //! reason, are exactly those recorded in `fast_outcomes.txt`; the budgets that decide it are
 //! deterministic (atoms, ground rules, tuples tried), so the verdict is the same on any
 //! machine. Regenerate with `UPDATE_EXPECT=1 cargo test -p gdl-reason --test fast_corpus` and
-//! review the diff. `GGP_FILTER=substring` runs a subset while debugging.
+//! review the diff. `GGP_FILTER=substring` runs a subset while debugging; `GGP_TIMES=1` (with
+//! `-- --nocapture`) prints each game's time on standard error, phase by phase.
 
 mod common;
 
@@ -479,18 +480,30 @@ fn compare(
     path: &Path,
     traces: &[&(PathBuf, PathBuf, PathBuf)],
 ) -> Result<Option<String>, String> {
+    let started = std::time::Instant::now();
+    let mut times: Vec<(&str, f64)> = Vec::new();
+    let mut lap = |phase: &'static str| times.push((phase, started.elapsed().as_secs_f64()));
     let text = read_game(path);
     let checked = gdl_check::check(&text);
-    let mut fast = match FastMachine::with_limits(&checked, limits()) {
+    let built = FastMachine::with_limits(&checked, limits());
+    lap("fast build");
+    let mut fast = match built {
         Ok(m) => m,
         // The reference engine refuses these too (see `corpus_outcomes.txt`).
         Err(BuildError::Invalid(_)) => return Ok(None),
-        Err(BuildError::Unsupported(reason)) => return Ok(Some(reason)),
+        Err(BuildError::Unsupported(reason)) => {
+            if std::env::var_os("GGP_TIMES").is_some() {
+                let spent = started.elapsed().as_secs_f64();
+                eprintln!("{spent:.2}\t{}\trefused", relative(shared, path));
+            }
+            return Ok(Some(reason));
+        }
     };
     for (game, moves, expected) in traces {
         check_trace(&mut fast, moves, expected)
             .map_err(|e| format!("trace of {}: {e}", relative(shared, game)))?;
     }
+    lap("traces");
     let reference_limits = Limits {
         max_facts: 2_000_000,
         time: Some(Duration::from_secs(20)),
@@ -498,13 +511,33 @@ fn compare(
     };
     let mut reference = ReferenceMachine::with_limits(&checked, reference_limits)
         .map_err(|_| "the reference engine refuses a game the fast engine built")?;
+    lap("reference build");
     let mut rng = StdRng::seed_from_u64(7);
     for _ in 0..PLAYOUTS {
         side_by_side(&mut fast, &mut reference, &mut rng)?;
     }
+    lap("side by side");
     let playouts = check_lanes(&mut fast, &mut reference, &mut rng)?;
+    lap("lanes");
     if !playouts.is_empty() {
         check_lanes_from_starts(&mut fast, &mut reference, &playouts, &mut rng)?;
+    }
+    lap("lanes from starts");
+    if std::env::var_os("GGP_TIMES").is_some() {
+        let mut last = 0.0;
+        let phases: Vec<String> = times
+            .iter()
+            .map(|&(phase, at)| {
+                let spent = at - last;
+                last = at;
+                format!("{phase} {spent:.2}")
+            })
+            .collect();
+        eprintln!(
+            "{last:.2}\t{}\t{}",
+            relative(shared, path),
+            phases.join(", ")
+        );
     }
     Ok(None)
 }
