@@ -6,6 +6,9 @@ use gdl_syntax::Diagnostic;
 use rand::Rng;
 
 use crate::fast::{BuildError, FastLimits, FastMachine, FastState};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::machine::{
@@ -57,15 +60,29 @@ impl Machine {
         fast_limits: FastLimits,
     ) -> std::result::Result<Machine, Vec<Diagnostic>> {
         let fallback = match choice {
+            // Refused before, for a reason that does not change (see `refusals`).
+            EngineChoice::Fast
+                if let Some(reason) = refusals::recall(checked.text, &fast_limits) =>
+            {
+                Some(reason)
+            }
             // A failure of the fast engine's compiler is a bug, but it must not take a player
             // or a match down: the game is played by the reference engine, saying why.
             EngineChoice::Fast => {
+                let started = Instant::now();
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     FastMachine::with_limits(checked, fast_limits)
                 })) {
                     Ok(Ok(m)) => return Ok(Machine::Fast(Box::new(m))),
                     Ok(Err(BuildError::Invalid(diagnostics))) => return Err(diagnostics),
-                    Ok(Err(BuildError::Unsupported(reason))) => Some(reason),
+                    Ok(Err(BuildError::Unsupported(reason))) => {
+                        // Refused before the deadline: by a budget of size or work, or by the
+                        // form of the rules, which give the same verdict every time.
+                        if started.elapsed() < fast_limits.time {
+                            refusals::remember(checked.text, &fast_limits, &reason);
+                        }
+                        Some(reason)
+                    }
                     Err(panic) => Some(format!(
                         "internal error: {}",
                         panic
@@ -324,6 +341,49 @@ impl StateMachine for Machine {
     }
 }
 
+/// The fast engine's refusals in this process, by rules text and budgets. A refusal that is not
+/// for time is the same every time (the budgets are counts), and finding it again costs what
+/// it cost the first time (seconds for chess, 15 s and 0.4 GB for ruleDepthExponential); a
+/// match builds a machine for the referee and one for each built-in player, and `ggp serve`
+/// one for every match. A collision of two texts' hashes could only send a game the fast
+/// engine builds to the reference engine, which plays every game exactly.
+mod refusals {
+    use super::*;
+
+    /// Texts remembered at most; past that the memory starts again.
+    const CAPACITY: usize = 256;
+
+    type Key = (u64, usize, usize, u32, u64);
+
+    static REFUSED: Mutex<Option<HashMap<Key, String>>> = Mutex::new(None);
+
+    fn key(text: &str, limits: &FastLimits) -> Key {
+        let mut h = DefaultHasher::new();
+        text.hash(&mut h);
+        (
+            h.finish(),
+            limits.max_atoms,
+            limits.max_rules,
+            limits.max_depth,
+            limits.max_work,
+        )
+    }
+
+    pub(super) fn recall(text: &str, limits: &FastLimits) -> Option<String> {
+        let refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+        refused.as_ref()?.get(&key(text, limits)).cloned()
+    }
+
+    pub(super) fn remember(text: &str, limits: &FastLimits, reason: &str) {
+        let mut refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+        let map = refused.get_or_insert_with(HashMap::new);
+        if map.len() >= CAPACITY {
+            map.clear();
+        }
+        map.insert(key(text, limits), reason.to_string());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +416,45 @@ mod tests {
         let s0 = refused.initial_state().unwrap();
         assert!(refused.is_terminal(&s0).unwrap());
         assert_eq!(refused.goals(&s0).unwrap(), [100]);
+    }
+
+    #[test]
+    fn a_refusal_by_budget_is_remembered_and_one_for_time_is_not() {
+        // Tic-tac-toe under budgets too small for it (and unlike any other test's).
+        let text = include_str!("../../../games/tictactoe.kif");
+        let checked = gdl_check::check(text);
+        let tiny = FastLimits {
+            max_atoms: 31,
+            ..FastLimits::default()
+        };
+        assert_eq!(refusals::recall(text, &tiny), None);
+        let first =
+            Machine::build_with(&checked, EngineChoice::Fast, Limits::default(), tiny).unwrap();
+        let reason = first.fallback().expect("refused").to_string();
+        assert!(reason.contains("more than 31 atoms"), "{reason}");
+        assert_eq!(refusals::recall(text, &tiny).as_deref(), Some(&*reason));
+        let again =
+            Machine::build_with(&checked, EngineChoice::Fast, Limits::default(), tiny).unwrap();
+        assert_eq!(again.fallback(), Some(&*reason));
+        // Other budgets are another question; the default ones build it.
+        let fast = Machine::build_with(
+            &checked,
+            EngineChoice::Fast,
+            Limits::default(),
+            FastLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(fast.engine_name(), "fast");
+        // Out of time: the next build may well succeed, so it is not remembered.
+        let no_time = FastLimits {
+            time: std::time::Duration::ZERO,
+            ..FastLimits::default()
+        };
+        let late =
+            Machine::build_with(&checked, EngineChoice::Fast, Limits::default(), no_time).unwrap();
+        let reason = late.fallback().expect("refused");
+        assert!(reason.contains("out of time"), "{reason}");
+        assert_eq!(refusals::recall(text, &no_time), None);
     }
 
     #[test]
