@@ -358,15 +358,17 @@ mod refusals {
     static REFUSED: Mutex<Option<HashMap<Key, String>>> = Mutex::new(None);
 
     fn key(text: &str, limits: &FastLimits) -> Key {
+        // Every budget but time (a new one must be added here, or said why not).
+        let FastLimits {
+            max_atoms,
+            max_rules,
+            max_depth,
+            max_work,
+            time: _,
+        } = *limits;
         let mut h = DefaultHasher::new();
         text.hash(&mut h);
-        (
-            h.finish(),
-            limits.max_atoms,
-            limits.max_rules,
-            limits.max_depth,
-            limits.max_work,
-        )
+        (h.finish(), max_atoms, max_rules, max_depth, max_work)
     }
 
     pub(super) fn recall(text: &str, limits: &FastLimits) -> Option<String> {
