@@ -8,7 +8,7 @@ use rand::Rng;
 use crate::fast::{BuildError, FastLimits, FastMachine, FastState};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
 use crate::machine::{
@@ -355,7 +355,7 @@ mod refusals {
 
     type Key = (u64, usize, usize, u32, u64);
 
-    static REFUSED: Mutex<Option<HashMap<Key, String>>> = Mutex::new(None);
+    static REFUSED: LazyLock<Mutex<HashMap<Key, String>>> = LazyLock::new(Mutex::default);
 
     fn key(text: &str, limits: &FastLimits) -> Key {
         // Every budget but time (a new one must be added here, or said why not).
@@ -373,16 +373,15 @@ mod refusals {
 
     pub(super) fn recall(text: &str, limits: &FastLimits) -> Option<String> {
         let refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
-        refused.as_ref()?.get(&key(text, limits)).cloned()
+        refused.get(&key(text, limits)).cloned()
     }
 
     pub(super) fn remember(text: &str, limits: &FastLimits, reason: &str) {
         let mut refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
-        let map = refused.get_or_insert_with(HashMap::new);
-        if map.len() >= CAPACITY {
-            map.clear();
+        if refused.len() >= CAPACITY {
+            refused.clear();
         }
-        map.insert(key(text, limits), reason.to_string());
+        refused.insert(key(text, limits), reason.to_string());
     }
 }
 

@@ -480,9 +480,13 @@ fn compare(
     path: &Path,
     traces: &[&(PathBuf, PathBuf, PathBuf)],
 ) -> Result<Option<String>, String> {
-    let started = std::time::Instant::now();
-    let mut times: Vec<(&str, f64)> = Vec::new();
-    let mut lap = |phase: &'static str| times.push((phase, started.elapsed().as_secs_f64()));
+    // Each phase and its time, printed with `GGP_TIMES`.
+    let mut phases: Vec<(&str, Duration)> = Vec::new();
+    let mut since = std::time::Instant::now();
+    let mut lap = |phase: &'static str| {
+        phases.push((phase, since.elapsed()));
+        since = std::time::Instant::now();
+    };
     let text = read_game(path);
     let checked = gdl_check::check(&text);
     let built = FastMachine::with_limits(&checked, limits());
@@ -492,10 +496,7 @@ fn compare(
         // The reference engine refuses these too (see `corpus_outcomes.txt`).
         Err(BuildError::Invalid(_)) => return Ok(None),
         Err(BuildError::Unsupported(reason)) => {
-            if std::env::var_os("GGP_TIMES").is_some() {
-                let spent = started.elapsed().as_secs_f64();
-                eprintln!("{spent:.2}\t{}\trefused", relative(shared, path));
-            }
+            print_times(shared, path, &phases, "refused");
             return Ok(Some(reason));
         }
     };
@@ -523,23 +524,26 @@ fn compare(
         check_lanes_from_starts(&mut fast, &mut reference, &playouts, &mut rng)?;
     }
     lap("lanes from starts");
-    if std::env::var_os("GGP_TIMES").is_some() {
-        let mut last = 0.0;
-        let phases: Vec<String> = times
-            .iter()
-            .map(|&(phase, at)| {
-                let spent = at - last;
-                last = at;
-                format!("{phase} {spent:.2}")
-            })
-            .collect();
-        eprintln!(
-            "{last:.2}\t{}\t{}",
-            relative(shared, path),
-            phases.join(", ")
-        );
-    }
+    print_times(shared, path, &phases, "agrees");
     Ok(None)
+}
+
+/// With `GGP_TIMES`, the game's time in all, then its verdict and each phase's time.
+fn print_times(shared: &Path, path: &Path, phases: &[(&str, Duration)], verdict: &str) {
+    if std::env::var_os("GGP_TIMES").is_none() {
+        return;
+    }
+    let total: Duration = phases.iter().map(|&(_, spent)| spent).sum();
+    let each: Vec<String> = phases
+        .iter()
+        .map(|(phase, spent)| format!("{phase} {:.2}", spent.as_secs_f64()))
+        .collect();
+    eprintln!(
+        "{:.2}\t{}\t{verdict}: {}",
+        total.as_secs_f64(),
+        relative(shared, path),
+        each.join(", ")
+    );
 }
 
 /// The default budgets, except time: a slow test machine must not change the verdicts.
