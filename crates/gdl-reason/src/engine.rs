@@ -1,10 +1,12 @@
-//! The engine a program should use: the fast engine where it can compile the game, the
-//! reference engine where it cannot (and the reason why).
+//! The engine a program should use: the fast engine where it can compile the game (a network,
+//! or, for a game too large to ground, its join tier), the reference engine where it cannot
+//! (and the reason why).
 
 use gdl_check::{Checked, Symbols};
 use gdl_syntax::Diagnostic;
 use rand::Rng;
 
+use crate::fast::joins::{JoinLimits, JoinMachine, JoinState};
 use crate::fast::{BuildError, FastLimits, FastMachine, FastState};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -28,10 +30,12 @@ pub enum EngineChoice {
     Reference,
 }
 
-/// A machine of either engine. A reference machine built because the fast engine could not
-/// compile the game carries the reason.
+/// A machine of either engine: the fast engine's network, its join tier (for a game too large
+/// for a network, with the reason), or the reference engine. A reference machine built because
+/// the fast engine could not compile the game carries the reason.
 pub enum Machine {
     Fast(Box<FastMachine>),
+    Joins(Box<JoinMachine>, String),
     Reference(Box<ReferenceMachine>, Option<String>),
 }
 
@@ -39,6 +43,7 @@ pub enum Machine {
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum MachineState {
     Fast(FastState),
+    Joins(JoinState),
     Reference(ReferenceState),
 }
 
@@ -60,36 +65,32 @@ impl Machine {
         fast_limits: FastLimits,
     ) -> std::result::Result<Machine, Vec<Diagnostic>> {
         let fallback = match choice {
-            // Refused before, for a reason that does not change (see `refusals`).
-            EngineChoice::Fast
-                if let Some(reason) = refusals::recall(checked.text, &fast_limits) =>
-            {
-                Some(reason)
-            }
-            // A failure of the fast engine's compiler is a bug, but it must not take a player
-            // or a match down: the game is played by the reference engine, saying why.
             EngineChoice::Fast => {
-                let started = Instant::now();
+                let network = match refusals::recall(checked.text, &fast_limits) {
+                    // Refused before, for a reason that does not change (see `refusals`).
+                    Some(reason) => reason,
+                    None => match build_network(checked, fast_limits) {
+                        Ok(m) => return Ok(Machine::Fast(Box::new(m))),
+                        Err(BuildError::Invalid(diagnostics)) => return Err(diagnostics),
+                        Err(BuildError::Unsupported(reason)) => reason,
+                    },
+                };
+                // Too large for a network: the join tier, which grounds nothing ahead.
+                let joins = JoinLimits {
+                    time: limits.time,
+                    ..JoinLimits::default()
+                };
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    FastMachine::with_limits(checked, fast_limits)
+                    JoinMachine::new(checked, joins)
                 })) {
-                    Ok(Ok(m)) => return Ok(Machine::Fast(Box::new(m))),
+                    Ok(Ok(m)) => return Ok(Machine::Joins(Box::new(m), network)),
                     Ok(Err(BuildError::Invalid(diagnostics))) => return Err(diagnostics),
-                    Ok(Err(BuildError::Unsupported(reason))) => {
-                        // Refused before the deadline: by a budget of size or work, or by the
-                        // form of the rules, which give the same verdict every time.
-                        if started.elapsed() < fast_limits.time {
-                            refusals::remember(checked.text, &fast_limits, &reason);
-                        }
-                        Some(reason)
+                    Ok(Err(BuildError::Unsupported(why))) => {
+                        Some(format!("{network}; with join plans: {why}"))
                     }
                     Err(panic) => Some(format!(
-                        "internal error: {}",
-                        panic
-                            .downcast_ref::<&str>()
-                            .copied()
-                            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-                            .unwrap_or("a panic")
+                        "{network}; with join plans: internal error: {}",
+                        panic_message(&*panic)
                     )),
                 }
             }
@@ -103,7 +104,15 @@ impl Machine {
     pub fn fallback(&self) -> Option<&str> {
         match self {
             Machine::Reference(_, reason) => reason.as_deref(),
-            Machine::Fast(_) => None,
+            Machine::Fast(_) | Machine::Joins(..) => None,
+        }
+    }
+
+    /// Why the game runs on the fast engine's join tier (it is too large for a network), if so.
+    pub fn join_tier(&self) -> Option<&str> {
+        match self {
+            Machine::Joins(_, reason) => Some(reason),
+            _ => None,
         }
     }
 
@@ -112,6 +121,9 @@ impl Machine {
     pub fn describe_engine(&self) -> String {
         match self {
             Machine::Fast(_) => "fast engine".into(),
+            Machine::Joins(_, reason) => {
+                format!("fast engine, join plans (too large for a network: {reason})")
+            }
             Machine::Reference(_, None) => "reference engine".into(),
             Machine::Reference(_, Some(reason)) => {
                 format!("reference engine (the fast engine cannot compile this game: {reason})")
@@ -120,22 +132,56 @@ impl Machine {
     }
 
     /// A copy that answers independently (another thread's, say) and shares this one's
-    /// states and terms: a fast machine's; `None` for the reference engine, whose states
-    /// refer to terms it interns as it goes.
+    /// states and terms: a fast machine's network; `None` for the join tier and the reference
+    /// engine, whose states refer to terms they intern as they go.
     pub fn try_clone(&self) -> Option<Machine> {
         match self {
             Machine::Fast(m) => Some(Machine::Fast(m.clone())),
-            Machine::Reference(..) => None,
+            Machine::Joins(..) | Machine::Reference(..) => None,
         }
     }
 
-    /// The engine's name: `fast` or `reference`.
+    /// The engine's name: `fast` (either tier) or `reference`.
     pub fn engine_name(&self) -> &'static str {
         match self {
-            Machine::Fast(_) => "fast",
+            Machine::Fast(_) | Machine::Joins(..) => "fast",
             Machine::Reference(..) => "reference",
         }
     }
+}
+
+/// The network, built with a panic in its compiler turned into a refusal (a bug, but it must not
+/// take a player or a match down), and a refusal before the deadline remembered.
+fn build_network(
+    checked: &Checked<'_>,
+    fast_limits: FastLimits,
+) -> std::result::Result<FastMachine, BuildError> {
+    let started = Instant::now();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        FastMachine::with_limits(checked, fast_limits)
+    })) {
+        Ok(Err(BuildError::Unsupported(reason))) => {
+            // Refused before the deadline: by a budget of size or work, or by the form of the
+            // rules, which give the same verdict every time.
+            if started.elapsed() < fast_limits.time {
+                refusals::remember(checked.text, &fast_limits, &reason);
+            }
+            Err(BuildError::Unsupported(reason))
+        }
+        Ok(built) => built,
+        Err(panic) => Err(BuildError::Unsupported(format!(
+            "internal error: {}",
+            panic_message(&*panic)
+        ))),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic")
 }
 
 fn mismatch() -> ReasonError {
@@ -146,6 +192,7 @@ macro_rules! both {
     ($self:expr, $m:ident => $e:expr) => {
         match $self {
             Machine::Fast($m) => $e,
+            Machine::Joins($m, _) => $e,
             Machine::Reference($m, _) => $e,
         }
     };
@@ -173,6 +220,7 @@ impl StateMachine for Machine {
     fn initial_state(&mut self) -> Result<MachineState> {
         Ok(match self {
             Machine::Fast(m) => MachineState::Fast(m.initial_state()?),
+            Machine::Joins(m, _) => MachineState::Joins(m.initial_state()?),
             Machine::Reference(m, _) => MachineState::Reference(m.initial_state()?),
         })
     }
@@ -180,6 +228,7 @@ impl StateMachine for Machine {
     fn fluents(&self, state: &MachineState) -> Vec<TermId> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.fluents(s),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.fluents(s),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.fluents(s),
             _ => Vec::new(),
         }
@@ -188,6 +237,7 @@ impl StateMachine for Machine {
     fn legal_moves(&mut self, state: &MachineState, role: RoleIndex) -> Result<Vec<TermId>> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.legal_moves(s, role),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.legal_moves(s, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.legal_moves(s, role),
             _ => Err(mismatch()),
         }
@@ -197,6 +247,9 @@ impl StateMachine for Machine {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => {
                 Ok(MachineState::Fast(m.next_state(s, joint)?))
+            }
+            (Machine::Joins(m, _), MachineState::Joins(s)) => {
+                Ok(MachineState::Joins(m.next_state(s, joint)?))
             }
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 Ok(MachineState::Reference(m.next_state(s, joint)?))
@@ -217,6 +270,7 @@ impl StateMachine for Machine {
     ) -> Result<Vec<TermId>> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.percepts(s, joint, role),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.percepts(s, joint, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.percepts(s, joint, role),
             _ => Err(mismatch()),
         }
@@ -225,6 +279,7 @@ impl StateMachine for Machine {
     fn is_terminal(&mut self, state: &MachineState) -> Result<bool> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.is_terminal(s),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.is_terminal(s),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.is_terminal(s),
             _ => Err(mismatch()),
         }
@@ -233,6 +288,7 @@ impl StateMachine for Machine {
     fn goal_values(&mut self, state: &MachineState, role: RoleIndex) -> Result<Vec<TermId>> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.goal_values(s, role),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.goal_values(s, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.goal_values(s, role),
             _ => Err(mismatch()),
         }
@@ -241,6 +297,7 @@ impl StateMachine for Machine {
     fn goal(&mut self, state: &MachineState, role: RoleIndex) -> Result<u8> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.goal(s, role),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.goal(s, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.goal(s, role),
             _ => Err(mismatch()),
         }
@@ -262,6 +319,7 @@ impl StateMachine for Machine {
     ) -> Result<Playout> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.random_playout(s, max_steps, rng),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.random_playout(s, max_steps, rng),
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 m.random_playout(s, max_steps, rng)
             }
@@ -278,6 +336,7 @@ impl StateMachine for Machine {
     ) -> Result<Batch> {
         match (self, state) {
             (Machine::Fast(m), MachineState::Fast(s)) => m.playouts(s, until, max_steps, rng),
+            (Machine::Joins(m, _), MachineState::Joins(s)) => m.playouts(s, until, max_steps, rng),
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 m.playouts(s, until, max_steps, rng)
             }
@@ -303,7 +362,25 @@ impl StateMachine for Machine {
                     starts.len(),
                     |i| match &starts[i] {
                         MachineState::Fast(s) => s,
-                        MachineState::Reference(_) => unreachable!("checked above"),
+                        _ => unreachable!("checked above"),
+                    },
+                    per_start,
+                    max_steps,
+                    deadline,
+                    rng,
+                    out,
+                )
+            }
+            Machine::Joins(m, _) => {
+                if !starts.iter().all(|s| matches!(s, MachineState::Joins(_))) {
+                    return Err(mismatch());
+                }
+                sequential_playouts_from(
+                    &mut **m,
+                    starts.len(),
+                    |i| match &starts[i] {
+                        MachineState::Joins(s) => s,
+                        _ => unreachable!("checked above"),
                     },
                     per_start,
                     max_steps,
@@ -324,7 +401,7 @@ impl StateMachine for Machine {
                     starts.len(),
                     |i| match &starts[i] {
                         MachineState::Reference(s) => s,
-                        MachineState::Fast(_) => unreachable!("checked above"),
+                        _ => unreachable!("checked above"),
                     },
                     per_start,
                     max_steps,
@@ -412,6 +489,7 @@ mod tests {
         assert_eq!(refused.engine_name(), "reference");
         let reason = refused.fallback().expect("a reason").to_string();
         assert!(reason.contains("has variables"), "{reason}");
+        assert!(reason.contains("with join plans"), "{reason}");
         assert!(refused.describe_engine().contains(&reason));
         // And it plays.
         let s0 = refused.initial_state().unwrap();
@@ -431,12 +509,15 @@ mod tests {
         assert_eq!(refusals::recall(text, &tiny), None);
         let first =
             Machine::build_with(&checked, EngineChoice::Fast, Limits::default(), tiny).unwrap();
-        let reason = first.fallback().expect("refused").to_string();
+        // Too large for a network under those budgets: the join tier plays it.
+        let reason = first.join_tier().expect("refused").to_string();
         assert!(reason.contains("more than 31 atoms"), "{reason}");
+        assert_eq!(first.engine_name(), "fast");
+        assert_eq!(first.fallback(), None);
         assert_eq!(refusals::recall(text, &tiny).as_deref(), Some(&*reason));
         let again =
             Machine::build_with(&checked, EngineChoice::Fast, Limits::default(), tiny).unwrap();
-        assert_eq!(again.fallback(), Some(&*reason));
+        assert_eq!(again.join_tier(), Some(&*reason));
         // Other budgets are another question; the default ones build it.
         let fast = Machine::build_with(
             &checked,
@@ -453,7 +534,7 @@ mod tests {
         };
         let late =
             Machine::build_with(&checked, EngineChoice::Fast, Limits::default(), no_time).unwrap();
-        let reason = late.fallback().expect("refused");
+        let reason = late.join_tier().expect("refused");
         assert!(reason.contains("out of time"), "{reason}");
         assert_eq!(refusals::recall(text, &no_time), None);
     }

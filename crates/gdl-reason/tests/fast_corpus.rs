@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use gdl_reason::ReasonError;
+use gdl_reason::fast::joins::{JoinLimits, JoinMachine};
 use gdl_reason::fast::{BuildError, FastLimits, LANES, LanePlayout};
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{StateInfo, describe};
@@ -52,8 +53,8 @@ fn translate<A: StateMachine, B: StateMachine>(from: &A, to: &mut B, t: TermId) 
 
 /// Plays both engines side by side; `Err` describes the first disagreement. A question the
 /// reference engine cannot answer within its budget ends the playout (nothing to compare).
-fn side_by_side(
-    fast: &mut FastMachine,
+fn side_by_side<M: StateMachine>(
+    fast: &mut M,
     reference: &mut ReferenceMachine,
     rng: &mut impl Rng,
 ) -> Result<(), String> {
@@ -475,11 +476,19 @@ fn copies_are_the_same_rules_spelled_the_same_way() {
 /// `Ok(None)` when the game agrees, `Ok(Some(reason))` when the fast engine refuses it, `Err`
 /// on a disagreement. `traces` are those of the game's copies ([`group_copies`]), each
 /// replayed; the rest is done once.
+/// Where the fast engine runs a game it does not build a network for.
+enum Tier {
+    /// The join tier, with the network's refusal.
+    Joins(String),
+    /// Neither: the network's refusal and the join tier's.
+    Refused(String),
+}
+
 fn compare(
     shared: &Path,
     path: &Path,
     traces: &[&(PathBuf, PathBuf, PathBuf)],
-) -> Result<Option<String>, String> {
+) -> Result<Option<Tier>, String> {
     // Each phase and its time, printed with `GGP_TIMES`.
     let mut phases: Vec<(&str, Duration)> = Vec::new();
     let mut since = std::time::Instant::now();
@@ -496,8 +505,7 @@ fn compare(
         // The reference engine refuses these too (see `corpus_outcomes.txt`).
         Err(BuildError::Invalid(_)) => return Ok(None),
         Err(BuildError::Unsupported(reason)) => {
-            print_times(shared, path, &phases, "refused");
-            return Ok(Some(reason));
+            return joins(shared, path, traces, &checked, reason, phases);
         }
     };
     for (game, moves, expected) in traces {
@@ -505,12 +513,7 @@ fn compare(
             .map_err(|e| format!("trace of {}: {e}", relative(shared, game)))?;
     }
     lap("traces");
-    let reference_limits = Limits {
-        max_facts: 2_000_000,
-        time: Some(Duration::from_secs(20)),
-        ..Limits::default()
-    };
-    let mut reference = ReferenceMachine::with_limits(&checked, reference_limits)
+    let mut reference = ReferenceMachine::with_limits(&checked, reference_limits())
         .map_err(|_| "the reference engine refuses a game the fast engine built")?;
     lap("reference build");
     let mut rng = StdRng::seed_from_u64(7);
@@ -526,6 +529,59 @@ fn compare(
     lap("lanes from starts");
     print_times(shared, path, &phases, "agrees");
     Ok(None)
+}
+
+/// The reference engine's budgets beside the fast engine.
+fn reference_limits() -> Limits {
+    Limits {
+        max_facts: 2_000_000,
+        time: Some(Duration::from_secs(20)),
+        ..Limits::default()
+    }
+}
+
+/// A game the network refuses, on the join tier: the traces replayed, and random playouts side
+/// by side with the reference engine, as for a network.
+fn joins(
+    shared: &Path,
+    path: &Path,
+    traces: &[&(PathBuf, PathBuf, PathBuf)],
+    checked: &gdl_check::Checked<'_>,
+    network: String,
+    mut phases: Vec<(&str, Duration)>,
+) -> Result<Option<Tier>, String> {
+    let mut since = std::time::Instant::now();
+    let mut lap = |phases: &mut Vec<(&str, Duration)>, phase: &'static str| {
+        phases.push((phase, since.elapsed()));
+        since = std::time::Instant::now();
+    };
+    let built = JoinMachine::new(checked, JoinLimits::default());
+    lap(&mut phases, "joins build");
+    let mut joins = match built {
+        Ok(m) => m,
+        Err(BuildError::Invalid(_)) => return Err("the join tier finds blocking errors".into()),
+        Err(BuildError::Unsupported(why)) => {
+            print_times(shared, path, &phases, "refused");
+            return Ok(Some(Tier::Refused(format!(
+                "{network}; with join plans: {why}"
+            ))));
+        }
+    };
+    for (game, moves, expected) in traces {
+        check_trace(&mut joins, moves, expected)
+            .map_err(|e| format!("join tier: trace of {}: {e}", relative(shared, game)))?;
+    }
+    lap(&mut phases, "traces");
+    let mut reference = ReferenceMachine::with_limits(checked, reference_limits())
+        .map_err(|_| "the reference engine refuses a game the join tier built")?;
+    let mut rng = StdRng::seed_from_u64(7);
+    for _ in 0..PLAYOUTS {
+        side_by_side(&mut joins, &mut reference, &mut rng)
+            .map_err(|e| format!("join tier: {e}"))?;
+    }
+    lap(&mut phases, "side by side");
+    print_times(shared, path, &phases, "join tier");
+    Ok(Some(Tier::Joins(network)))
 }
 
 /// With `GGP_TIMES`, the game's time in all, then its verdict and each phase's time.
@@ -575,37 +631,47 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
             .filter(|(game, _, _)| copies.contains(game))
             .collect();
         match catch_unwind(AssertUnwindSafe(|| compare(&shared, &copies[0], &mine))) {
-            Ok(Ok(None)) => (None, None),
-            Ok(Ok(Some(reason))) => (Some(reason), None),
+            Ok(Ok(tier)) => (tier, None),
             Ok(Err(disagreement)) => (None, Some(format!("{name}: {disagreement}"))),
             Err(_) => (None, Some(format!("{name}: PANIC"))),
         }
     });
     let failures: Vec<String> = outcomes.iter().filter_map(|o| o.1.clone()).collect();
-    let mut refused: Vec<(&PathBuf, &String)> = groups
-        .iter()
-        .zip(&outcomes)
-        .filter_map(|(copies, o)| o.0.as_ref().map(|reason| (copies, reason)))
-        .flat_map(|(copies, reason)| copies.iter().map(move |path| (path, reason)))
-        .collect();
-    refused.sort();
-    let refused: String = refused
-        .iter()
-        .map(|(path, reason)| format!("{}\t{reason}\n", relative(&shared, path)))
-        .collect();
+    // Each copy's line, for the games on the join tier and those refused.
+    let shared_dir = shared.as_path();
+    let listing = |joins: bool| -> String {
+        let mut lines: Vec<String> = groups
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(copies, o)| match (&o.0, joins) {
+                (Some(Tier::Joins(reason)), true) | (Some(Tier::Refused(reason)), false) => {
+                    Some((copies, reason))
+                }
+                _ => None,
+            })
+            .flat_map(|(copies, reason)| {
+                copies
+                    .iter()
+                    .map(move |path| format!("{}\t{reason}\n", relative(shared_dir, path)))
+            })
+            .collect();
+        lines.sort();
+        lines.concat()
+    };
+    let (on_joins, refused) = (listing(true), listing(false));
     eprintln!(
-        "{} games ({} different), {} refused by the fast engine, {} failures",
+        "{} games ({} different), {} on the join tier, {} refused by the fast engine, {} failures",
         files.len(),
         groups.len(),
+        on_joins.lines().count(),
         refused.lines().count(),
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     if filter.is_empty() {
         assert_eq!(files.len(), 944, "every corpus game");
-        assert_recorded(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fast_outcomes.txt"),
-            &refused,
-        );
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+        assert_recorded(&dir.join("join_tier.txt"), &on_joins);
+        assert_recorded(&dir.join("fast_outcomes.txt"), &refused);
     }
 }

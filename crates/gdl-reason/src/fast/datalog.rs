@@ -17,6 +17,9 @@ pub(crate) const UNBOUND: TermId = TermId(u32::MAX);
 /// Index of a tuple in its relation.
 pub(crate) type TupleId = u32;
 
+/// No tuple (the end of an index's list).
+const NONE: TupleId = u32::MAX;
+
 fn hash_terms(terms: impl Iterator<Item = TermId>) -> u64 {
     let mut h = FxBuildHasher.build_hasher();
     for t in terms {
@@ -86,7 +89,10 @@ pub(crate) fn bound_paths(args: &[Pat], bound: &impl Fn(u32) -> bool) -> Vec<Pat
 /// are left out: no pattern with them can match them).
 struct Index {
     paths: Box<[Path]>,
-    map: FxHashMap<u64, Vec<TupleId>>,
+    /// The first and last tuple with each key's hash; `next` links each tuple to the next
+    /// with the same hash, in the order added (lists in one allocation, kept when cleared).
+    map: FxHashMap<u64, (TupleId, TupleId)>,
+    next: Vec<TupleId>,
     /// Tuples `0..upto` are indexed.
     upto: u32,
 }
@@ -158,13 +164,44 @@ impl Relation {
                 self.indexes.push(Index {
                     paths: paths.into(),
                     map: FxHashMap::default(),
+                    next: Vec::new(),
                     upto: 0,
                 });
                 self.indexes.len() - 1
             }
         };
+        self.update(slot, store);
+        slot
+    }
+
+    /// Brings every index up to date with the tuples added since it was last used.
+    pub fn refresh(&mut self, store: &TermStore) {
+        for slot in 0..self.indexes.len() {
+            self.update(slot, store);
+        }
+    }
+
+    /// Empties the relation, keeping its indexes' definitions (so that plans that use them stay
+    /// valid) and its allocations.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.len = 0;
+        self.set.clear();
+        for index in &mut self.indexes {
+            index.map.clear();
+            index.next.clear();
+            index.upto = 0;
+        }
+        self.distinct.clear();
+    }
+
+    fn update(&mut self, slot: usize, store: &TermStore) {
         let index = &mut self.indexes[slot];
+        if index.upto == self.len {
+            return;
+        }
         let mut key: smallvec::SmallVec<[TermId; 8]> = smallvec::SmallVec::new();
+        index.next.resize(self.len as usize, NONE);
         'tuples: for id in index.upto..self.len {
             let start = id as usize * self.arity;
             let tuple = &self.data[start..start + self.arity];
@@ -175,14 +212,18 @@ impl Relation {
                     None => continue 'tuples,
                 }
             }
-            index
-                .map
-                .entry(hash_terms(key.iter().copied()))
-                .or_default()
-                .push(id);
+            match index.map.entry(hash_terms(key.iter().copied())) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let (_, last) = e.get_mut();
+                    index.next[*last as usize] = id;
+                    *last = id;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((id, id));
+                }
+            }
         }
         index.upto = self.len;
-        slot
     }
 
     /// Distinct values at a path (counted again when the relation has doubled).
@@ -283,6 +324,11 @@ impl Db {
             rels: arities.map(Relation::new).collect(),
             work: std::cell::Cell::new(0),
         }
+    }
+
+    /// Starts counting the work budget again (for a new question).
+    pub fn reset_work(&self) {
+        self.work.set(0);
     }
 
     /// A join order for `rule`: the `delta` literal first (if any), then repeatedly the
@@ -635,11 +681,13 @@ impl Run<'_> {
                         }
                     }
                     let hash = hash_terms(self.key.iter().copied());
-                    let Some(ids) = rel.indexes[*index].map.get(&hash) else {
+                    let index = &rel.indexes[*index];
+                    let Some(&(mut id, _)) = index.map.get(&hash) else {
                         return;
                     };
-                    for &id in ids {
+                    while id != NONE {
                         self.try_tuple(atom, *lit, id, at + 1, neg, found);
+                        id = index.next[id as usize];
                     }
                 }
             }

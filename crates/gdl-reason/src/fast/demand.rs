@@ -38,6 +38,8 @@ pub(crate) struct NewRel {
     pub arity: usize,
     /// The relation this is a part of (`None`: a magic relation).
     pub part_of: Option<RelId>,
+    /// A part for calls with no argument bound (demanded in full).
+    pub unbound: bool,
 }
 
 /// The rewritten program: rules over the program's relations and the relations numbered
@@ -49,6 +51,9 @@ pub(crate) struct Rewritten {
 
 struct Rewriter<'a> {
     full: &'a [bool],
+    /// Positive literals taken in the order written (as a top-down evaluation does), instead
+    /// of by [`rank`].
+    written: bool,
     first_new: u32,
     new: Vec<NewRel>,
     /// (relation, adornment) to (part, magic relation).
@@ -58,8 +63,12 @@ struct Rewriter<'a> {
 }
 
 impl Rewriter<'_> {
-    fn relation(&mut self, arity: usize, part_of: Option<RelId>) -> RelId {
-        self.new.push(NewRel { arity, part_of });
+    fn relation(&mut self, arity: usize, part_of: Option<RelId>, unbound: bool) -> RelId {
+        self.new.push(NewRel {
+            arity,
+            part_of,
+            unbound,
+        });
         self.first_new + self.new.len() as u32 - 1
     }
 
@@ -68,9 +77,9 @@ impl Rewriter<'_> {
         if let Some(&p) = self.parts.get(&(rel, adornment.to_vec())) {
             return p;
         }
-        let part = self.relation(arity, Some(rel));
         let bound = adornment.iter().filter(|&&b| b).count();
-        let magic = self.relation(bound, None);
+        let part = self.relation(arity, Some(rel), bound == 0);
+        let magic = self.relation(bound, None, false);
         self.parts.insert((rel, adornment.to_vec()), (part, magic));
         self.work.push((rel, adornment.to_vec()));
         (part, magic)
@@ -104,6 +113,11 @@ impl Rewriter<'_> {
                 let Lit::Pos(a) = lit else { continue };
                 if placed[i] {
                     continue;
+                }
+                if self.written {
+                    // The order the rules are written in: the first positive literal left.
+                    best = Some((0, 0, i));
+                    break;
                 }
                 let demanded = !self.full[a.rel as usize];
                 let bound_args = a.args.iter().filter(|p| p.bound_by(&bound)).count();
@@ -200,12 +214,25 @@ fn rank(demanded: bool, bound: usize, arity: usize) -> u8 {
 /// Rewrites the relaxed program `rules`: relations `full` are computed in full, the others
 /// where demanded. New relations are numbered from `first_new`.
 pub(crate) fn rewrite(rules: &[FlatRule], full: &[bool], first_new: u32) -> Rewritten {
+    rewrite_with(rules, full, first_new, false)
+}
+
+/// [`rewrite`], with the positive literals of each body taken in the order written when
+/// `written` (the demand a top-down evaluation would make, for exact evaluation state by
+/// state) instead of by [`rank`] (fewest demands for grounding).
+pub(crate) fn rewrite_with(
+    rules: &[FlatRule],
+    full: &[bool],
+    first_new: u32,
+    written: bool,
+) -> Rewritten {
     let mut rules_of: FxHashMap<RelId, Vec<usize>> = FxHashMap::default();
     for (k, rule) in rules.iter().enumerate() {
         rules_of.entry(rule.head.rel).or_default().push(k);
     }
     let mut w = Rewriter {
         full,
+        written,
         first_new,
         new: Vec::new(),
         parts: FxHashMap::default(),

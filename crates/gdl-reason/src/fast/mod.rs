@@ -13,14 +13,20 @@
 //! - `lanes`: bit-parallel playouts ([`StateMachine::playouts`]): every node a word of
 //!   [`LANES`] bits, a bit per playout, the network evaluated in node order with word operations.
 //!
+//! - `joins`: the second tier, for games too large to ground: the rules rewritten by magic
+//!   sets and evaluated bottom-up state by state, only where demanded, by join plans over
+//!   indexed relations.
+//!
 //! A game that cannot be grounded within the budgets (an infinite domain, too many ground
 //! rules or tuples tried) or whose ground atoms depend on their own negation within a state is
-//! refused with the reason; [`crate::Machine`] then falls back to the reference engine.
+//! refused with the reason; [`crate::Machine`] then builds the join tier, and falls back to the
+//! reference engine where that cannot build the game either.
 
 mod datalog;
 mod decompose;
 mod demand;
 mod ground;
+pub mod joins;
 mod lanes;
 mod net;
 mod normal;
@@ -196,6 +202,26 @@ fn ground_term(store: &mut TermStore, term: &Term) -> Option<TermId> {
     }
 }
 
+/// The roles, in the order of their facts, each once.
+fn roles_of(program: &gdl_check::program::Program, store: &mut TermStore) -> Vec<TermId> {
+    let mut roles = Vec::new();
+    if let Some(role) = program.reserved(Reserved::Role) {
+        for rule in program
+            .rules
+            .iter()
+            .filter(|r| r.head.rel == role && r.body.is_empty())
+        {
+            if let [term] = &rule.head.args[..]
+                && let Some(id) = ground_term(store, term)
+                && !roles.contains(&id)
+            {
+                roles.push(id);
+            }
+        }
+    }
+    roles
+}
+
 impl FastMachine {
     /// Builds the machine for a checked description.
     pub fn new(checked: &Checked<'_>) -> std::result::Result<FastMachine, BuildError> {
@@ -218,22 +244,7 @@ impl FastMachine {
         }
         let program = &checked.program;
         let mut store = TermStore::new();
-        // Roles in the order of their facts, each once.
-        let mut roles = Vec::new();
-        if let Some(role) = program.reserved(Reserved::Role) {
-            for rule in program
-                .rules
-                .iter()
-                .filter(|r| r.head.rel == role && r.body.is_empty())
-            {
-                if let [term] = &rule.head.args[..]
-                    && let Some(id) = ground_term(&mut store, term)
-                    && !roles.contains(&id)
-                {
-                    roles.push(id);
-                }
-            }
-        }
+        let roles = roles_of(program, &mut store);
         let ground_limits = ground::Limits {
             budget: Budget {
                 max_tuples: limits.max_atoms,

@@ -59,6 +59,10 @@ struct Tally {
     state_changes: u64,
     /// Moves of the finished playouts.
     finished_moves: u64,
+    /// Playouts that ended in an error of the game's own rules (no goal value, or several, in
+    /// a terminal state; a role without legal moves), and the first such error.
+    failed: u64,
+    first_failure: Option<String>,
     /// `--percepts`: the roles' percepts computed (one role's percepts of one joint move
     /// each), and the terms they held.
     percepts: u64,
@@ -74,6 +78,9 @@ fn run_playouts(
     max_moves: usize,
     sequential: bool,
 ) -> Result<Tally, String> {
+    if !matches!(machine, Machine::Fast(_)) {
+        return run_stepped_playouts(machine, seconds, seed, max_moves, false);
+    }
     let initial = machine.initial_state().map_err(|e| e.to_string())?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let begin = Instant::now();
@@ -95,26 +102,30 @@ fn run_playouts(
     })
 }
 
-/// Random playouts one at a time for `seconds`, computing every role's percepts of each joint
-/// move before making it. The deadline is checked before each step, so that every step counted
-/// has its percepts counted too; the playout running at the deadline is dropped (its steps are
-/// counted), as in [`sequential_playouts`].
-fn run_percept_playouts(
+/// Random playouts one at a time for `seconds`, step by step: the deadline is checked before
+/// each step, and the playout running at the deadline is dropped (its steps are counted), as
+/// in [`sequential_playouts`]. With `percepts`, every role's percepts of each joint move are
+/// computed before it is made (and the goals at the end are not evaluated). A playout that
+/// ends in an error of the game's own rules (chess has no goal value at its move limit) is
+/// counted as failed, and the run goes on: its steps were computed like any others.
+fn run_stepped_playouts(
     mut machine: Machine,
     seconds: f64,
     seed: u64,
     max_moves: usize,
+    percepts: bool,
 ) -> Result<Tally, String> {
     let initial = machine.initial_state().map_err(|e| e.to_string())?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let begin = Instant::now();
     let deadline = begin + Duration::from_secs_f64(seconds);
     let mut tally = Tally::default();
-    match percept_playouts(
+    match stepped_playouts(
         &mut machine,
         &initial,
         deadline,
         max_moves,
+        percepts,
         &mut rng,
         &mut tally,
     ) {
@@ -127,15 +138,25 @@ fn run_percept_playouts(
     Ok(tally)
 }
 
-/// The loop of [`run_percept_playouts`], adding to `tally`.
-fn percept_playouts(
+/// The loop of [`run_stepped_playouts`], adding to `tally`.
+fn stepped_playouts(
     machine: &mut Machine,
     initial: &<Machine as StateMachine>::State,
     deadline: Instant,
     max_moves: usize,
+    percepts: bool,
     rng: &mut SmallRng,
     tally: &mut Tally,
 ) -> Result<(), ReasonError> {
+    // An error of the game's own rules ends the playout, counted as failed.
+    let failed = |tally: &mut Tally, e: ReasonError| match e {
+        ReasonError::Evaluation(m) => {
+            tally.failed += 1;
+            tally.first_failure.get_or_insert(m);
+            Ok(())
+        }
+        e => Err(e),
+    };
     while Instant::now() < deadline {
         let mut state = initial.clone();
         let mut steps = 0u64;
@@ -144,21 +165,38 @@ fn percept_playouts(
                 return Ok(());
             }
             if machine.is_terminal(&state)? {
-                tally.rollouts += 1;
-                tally.finished_moves += steps;
+                if percepts {
+                    tally.rollouts += 1;
+                    tally.finished_moves += steps;
+                } else {
+                    match machine.goals(&state) {
+                        Ok(_) => {
+                            tally.rollouts += 1;
+                            tally.finished_moves += steps;
+                        }
+                        Err(e) => failed(tally, e)?,
+                    }
+                }
                 break;
             }
             if steps >= max_moves as u64 {
                 tally.cut += 1;
                 break;
             }
-            let joint = machine.random_joint_move(&state, rng)?;
-            let seen = machine.all_percepts(&state, &joint)?;
-            let next = machine.next_state(&state, &joint)?;
-            tally.percepts += seen.len() as u64;
-            tally.percept_terms += seen.iter().map(|s| s.len() as u64).sum::<u64>();
+            let joint = match machine.random_joint_move(&state, rng) {
+                Ok(joint) => joint,
+                Err(e) => {
+                    failed(tally, e)?;
+                    break;
+                }
+            };
+            if percepts {
+                let seen = machine.all_percepts(&state, &joint)?;
+                tally.percepts += seen.len() as u64;
+                tally.percept_terms += seen.iter().map(|s| s.len() as u64).sum::<u64>();
+            }
+            state = machine.next_state(&state, &joint)?;
             tally.state_changes += 1;
-            state = next;
             steps += 1;
         }
     }
@@ -205,7 +243,7 @@ pub fn run(args: Args) -> u8 {
         );
     }
     let engine = match first.as_ref() {
-        Some(Machine::Fast(_)) => Engine::Fast,
+        Some(Machine::Fast(_) | Machine::Joins(..)) => Engine::Fast,
         _ => Engine::Reference,
     };
     let network = match first.as_ref() {
@@ -214,6 +252,12 @@ pub fn run(args: Args) -> u8 {
             Some(format!(
                 "{} nodes, {} edges; {} fluents, {} moves; {} ground rules",
                 s.nodes, s.edges, s.fluents, s.moves, s.ground_rules
+            ))
+        }
+        Some(Machine::Joins(m, reason)) => {
+            let (rules, components) = m.size();
+            Some(format!(
+                "none: join plans, {rules} rules in {components} components (too large for a network: {reason})"
             ))
         }
         _ => None,
@@ -243,7 +287,7 @@ pub fn run(args: Args) -> u8 {
                             }
                         };
                         if args.percepts {
-                            run_percept_playouts(machine, args.seconds, seed, args.max_moves)
+                            run_stepped_playouts(machine, args.seconds, seed, args.max_moves, true)
                         } else {
                             run_playouts(
                                 machine,
@@ -275,6 +319,10 @@ pub fn run(args: Args) -> u8 {
                 total.finished_moves += t.finished_moves;
                 total.percepts += t.percepts;
                 total.percept_terms += t.percept_terms;
+                total.failed += t.failed;
+                if total.first_failure.is_none() {
+                    total.first_failure = t.first_failure;
+                }
                 total.elapsed = total.elapsed.max(t.elapsed);
             }
             Err(e) => return fail(format!("{}: {e}", input.name), INPUT_ERRORS),
@@ -332,6 +380,12 @@ pub fn run(args: Args) -> u8 {
         line(format!(
             "cut:           {} playouts reached {} moves without a terminal state",
             total.cut, args.max_moves
+        ));
+    }
+    if let Some(first) = &total.first_failure {
+        line(format!(
+            "failed:        {} playouts ended in an error of the game's rules (the first: {first})",
+            total.failed
         ));
     }
     line(format!(

@@ -131,6 +131,12 @@ pub fn build_machine(
             input.name
         ));
     }
+    if let Some(reason) = built.as_ref().ok().and_then(|m| m.join_tier()) {
+        reporter.note(&format!(
+            "ggp {command}: note: {}: too large for the fast engine's network ({reason}); the fast engine runs it with join plans",
+            input.name
+        ));
+    }
     built.map_err(|diagnostics| refused(command, reporter, input, &diagnostics))
 }
 
