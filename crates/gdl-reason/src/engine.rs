@@ -480,21 +480,43 @@ mod tests {
         let fast = build(include_str!("../../../games/tictactoe.kif"));
         assert_eq!(fast.engine_name(), "fast");
         assert_eq!(fast.fallback(), None);
-        // A fact with variables stands for infinitely many ground facts.
-        let mut refused = build(
+        // A fact with variables stands for infinitely many ground facts: the join tier plays
+        // it where every call binds its variables, as here.
+        let mut joins = build(
             "(role r) (same ?x ?x) (init (at a)) (<= (legal r (go ?y)) (true (at ?x)) (same ?x ?y))
              (<= (next (at ?y)) (does r (go ?y))) (<= terminal (true (at a)))
              (<= (goal r 100) (true (at a)))",
         );
+        assert_eq!(joins.engine_name(), "fast");
+        assert!(
+            joins
+                .join_tier()
+                .expect("a reason")
+                .contains("has variables")
+        );
+        let s0 = joins.initial_state().unwrap();
+        assert!(joins.is_terminal(&s0).unwrap());
+        assert_eq!(joins.goals(&s0).unwrap(), [100]);
+        // Called with its variables free, neither tier can compute it.
+        let mut refused = build(
+            "(role r) (same ?x ?x) (init (at a)) (<= (legal r go) (same ?x ?x))
+             (<= (next (at b)) (does r go)) (<= terminal (true (at b)))
+             (<= (goal r 100) (true (at b))) (<= (goal r 0) (true (at a)))",
+        );
         assert_eq!(refused.engine_name(), "reference");
         let reason = refused.fallback().expect("a reason").to_string();
         assert!(reason.contains("has variables"), "{reason}");
-        assert!(reason.contains("with join plans"), "{reason}");
+        assert!(
+            reason.contains("with join plans: the fact `(same ?x ?x)` has variables and is called with one not bound"),
+            "{reason}"
+        );
         assert!(refused.describe_engine().contains(&reason));
-        // And it plays.
+        // The reference engine answers what does not call it, and says why it cannot answer
+        // the rest.
         let s0 = refused.initial_state().unwrap();
-        assert!(refused.is_terminal(&s0).unwrap());
-        assert_eq!(refused.goals(&s0).unwrap(), [100]);
+        assert!(!refused.is_terminal(&s0).unwrap());
+        let err = refused.legal_moves(&s0, 0).unwrap_err();
+        assert!(err.to_string().contains("a fact with variables"), "{err}");
     }
 
     #[test]

@@ -15,10 +15,12 @@
 //! Copies of a game (the same rules spelled the same way, in several collections) are built and
 //! compared once; each copy's trace is replayed and each copy's verdict recorded.
 //!
-//! The games the fast engine refuses (the reference engine plays them instead), with the
-//! reason, are exactly those recorded in `fast_outcomes.txt`; the budgets that decide it are
-//! deterministic (atoms, ground rules, tuples tried), so the verdict is the same on any
-//! machine. Regenerate with `UPDATE_EXPECT=1 cargo test -p gdl-reason --test fast_corpus` and
+//! The games too large for a network run on the fast engine's join tier: their traces replay
+//! and random playouts run side by side with the reference engine, as above. They are exactly
+//! those recorded in `join_tier.txt`, with the network's reason; the games neither tier builds
+//! (the reference engine plays them instead) are exactly those in `fast_outcomes.txt` (none
+//! today). The budgets that decide it are deterministic (atoms, ground rules, tuples tried), so
+//! the verdict is the same on any machine. Regenerate with `UPDATE_EXPECT=1 cargo test -p gdl-reason --test fast_corpus` and
 //! review the diff. `GGP_FILTER=substring` runs a subset while debugging; `GGP_TIMES=1` (with
 //! `-- --nocapture`) prints each game's time on standard error, phase by phase.
 

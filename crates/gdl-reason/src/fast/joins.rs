@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 
 use super::datalog::{Budget, Db, Plan, Relation, Stop, TupleId, UNBOUND, fixpoint};
 use super::ground::components;
-use super::normal::{FlatRule, Lit, flatten};
+use super::normal::{FlatRule, Lit, flatten_with};
 use crate::machine::{Batch, ReasonError, Result, RoleIndex, StateMachine, Until};
 use crate::terms::{TermId, TermStore};
 
@@ -204,18 +204,23 @@ impl JoinMachine {
     ) -> std::result::Result<JoinMachine, String> {
         let started = Instant::now();
         let mut store = store;
-        let rules = flatten(program, &mut store, 4096).map_err(|e| match e {
-            super::normal::NormalError::TooManyBranches(n) => {
-                format!("a rule has more than {n} `or` branches")
-            }
-            super::normal::NormalError::VariableInFact(f) => {
-                format!("the fact `{f}` has variables: it stands for infinitely many facts")
-            }
-            super::normal::NormalError::TooLarge(n) => {
-                format!("the rules, their `or`s expanded, have more than {n} literals")
-            }
-            super::normal::NormalError::LongBody(n) => format!("a rule has more than {n} literals"),
-        })?;
+        let mut open_facts: Vec<(RelId, String)> = Vec::new();
+        let rules = flatten_with(program, &mut store, 4096, Some(&mut open_facts)).map_err(
+            |e| match e {
+                super::normal::NormalError::TooManyBranches(n) => {
+                    format!("a rule has more than {n} `or` branches")
+                }
+                super::normal::NormalError::VariableInFact(f) => {
+                    format!("the fact `{f}` has variables: it stands for infinitely many facts")
+                }
+                super::normal::NormalError::TooLarge(n) => {
+                    format!("the rules, their `or`s expanded, have more than {n} literals")
+                }
+                super::normal::NormalError::LongBody(n) => {
+                    format!("a rule has more than {n} literals")
+                }
+            },
+        )?;
         let n = program.relations.len();
         let true_rel = program.reserved(Reserved::True);
         let does_rel = program.reserved(Reserved::Does);
@@ -278,11 +283,16 @@ impl JoinMachine {
                     }
                 }
             }
-            let reads_lazy = comp_rules.iter().any(|r| {
-                r.body
-                    .iter()
-                    .any(|l| matches!(l, Lit::Pos(a) | Lit::Neg(a) if lazy[a.rel as usize]))
-            });
+            // A relation with a fact with variables has infinitely many tuples.
+            let open = members
+                .iter()
+                .any(|&m| open_facts.iter().any(|&(r, _)| r == m));
+            let reads_lazy = open
+                || comp_rules.iter().any(|r| {
+                    r.body
+                        .iter()
+                        .any(|l| matches!(l, Lit::Pos(a) | Lit::Neg(a) if lazy[a.rel as usize]))
+                });
             if !reads_lazy {
                 let before = tuples;
                 let budget = Budget {
@@ -404,6 +414,32 @@ impl JoinMachine {
                 break (rewritten, order);
             }
         };
+        // Every variable of a head bound by a positive literal (its demand, for a fact with
+        // variables); otherwise such a fact is called with an argument unbound.
+        for rule in &rewritten.rules {
+            let mut bound = vec![false; rule.vars as usize];
+            for lit in &rule.body {
+                if let Lit::Pos(a) = lit {
+                    a.for_each_var(&mut |v| bound[v as usize] = true);
+                }
+            }
+            let mut safe = true;
+            rule.head.for_each_var(&mut |v| safe &= bound[v as usize]);
+            if !safe {
+                let rel = rule.head.rel as usize;
+                let original = rel
+                    .checked_sub(n)
+                    .and_then(|i| rewritten.new[i].part_of)
+                    .unwrap_or(rule.head.rel);
+                let fact = open_facts
+                    .iter()
+                    .find(|&&(r, _)| r == original)
+                    .map_or_else(|| program.describe(original), |(_, text)| text.clone());
+                return Err(format!(
+                    "the fact `{fact}` has variables and is called with one not bound: it stands for infinitely many facts"
+                ));
+            }
+        }
         for rel in &rewritten.new {
             db.rels.push(Relation::new(rel.arity));
         }
@@ -549,6 +585,12 @@ impl JoinMachine {
     /// How many rules and components the rewritten program has.
     pub fn size(&self) -> (usize, usize) {
         (self.rules.len(), self.comps.len())
+    }
+
+    /// The relations computed in full, though not asked about, to keep the rewritten program
+    /// stratified.
+    pub fn forced_full(&self) -> &[String] {
+        &self.forced_full
     }
 
     /// Sets a deadline for every question (questions running then fail with a budget error).

@@ -102,6 +102,18 @@ pub(crate) fn flatten(
     store: &mut TermStore,
     branch_limit: usize,
 ) -> Result<Vec<FlatRule>, NormalError> {
+    flatten_with(program, store, branch_limit, None)
+}
+
+/// [`flatten`]; with `open_facts`, a fact with variables is kept (a rule with an empty body)
+/// and listed there with its text, instead of refused: the join tier computes such a relation
+/// only where it is called with its variables bound.
+pub(crate) fn flatten_with(
+    program: &Program,
+    store: &mut TermStore,
+    branch_limit: usize,
+    mut open_facts: Option<&mut Vec<(RelId, String)>>,
+) -> Result<Vec<FlatRule>, NormalError> {
     let mut out = Vec::new();
     let mut total = 0usize;
     for rule in &program.rules {
@@ -110,9 +122,11 @@ pub(crate) fn flatten(
             args: rule.head.args.iter().map(|t| pat(t, store)).collect(),
         };
         if rule.body.is_empty() && !rule.head.args.iter().all(Term::is_ground) {
-            return Err(NormalError::VariableInFact(
-                program.atom_text(rule, &rule.head),
-            ));
+            let text = program.atom_text(rule, &rule.head);
+            match open_facts.as_deref_mut() {
+                Some(list) => list.push((rule.head.rel, text)),
+                None => return Err(NormalError::VariableInFact(text)),
+            }
         }
         let mut bodies: Vec<Vec<Lit>> = vec![Vec::new()];
         for literal in &rule.body {
