@@ -141,6 +141,18 @@ impl Machine {
         }
     }
 
+    /// Sets a deadline for every following question of the join tier and the reference
+    /// engine (`None`: none), whose single question can take long (millions of legal moves):
+    /// one still running then fails with a budget error. The network answers a question in
+    /// one propagation; its batches of playouts take their deadline as they are asked.
+    pub fn set_until(&mut self, until: Option<Instant>) {
+        match self {
+            Machine::Fast(_) => {}
+            Machine::Joins(m, _) => m.set_until(until),
+            Machine::Reference(m, _) => m.set_until(until),
+        }
+    }
+
     /// The engine's name: `fast` (either tier) or `reference`.
     pub fn engine_name(&self) -> &'static str {
         match self {

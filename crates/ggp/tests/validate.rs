@@ -366,7 +366,7 @@ fn validation_stops_quietly_when_its_output_closes() {
 fn with_format_json_the_notes_are_json_too() {
     let dir = temp_dir("fallback");
     let game = dir.join("fallback.kif");
-    // A fact with variables: the fast engine refuses it, the reference engine plays it.
+    // A fact with variables: the network refuses it, the join tier plays it, and says so.
     std::fs::write(
         &game,
         "(role r) (same ?x ?x) (init (at a)) (<= (legal r (go ?y)) (true (at ?x)) (same ?x ?y))
@@ -385,11 +385,11 @@ fn with_format_json_the_notes_are_json_too() {
             && n["message"]
                 .as_str()
                 .unwrap()
-                .contains("fast engine cannot compile")),
+                .contains("runs it with join plans")),
         "{notes:?}"
     );
     let (_, summary) = json_lines(&out);
-    assert_eq!(summary["engine"], "reference");
+    assert_eq!(summary["engine"], "fast");
     assert_eq!(summary["states"], 1);
     assert_eq!(summary["exhaustive"], true);
 }

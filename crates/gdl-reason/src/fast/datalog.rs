@@ -184,6 +184,10 @@ impl Relation {
     /// Empties the relation, keeping its indexes' definitions (so that plans that use them stay
     /// valid) and its allocations.
     pub fn clear(&mut self) {
+        if self.len == 0 {
+            // Nothing to forget (and clearing a table that once grew is not free).
+            return;
+        }
         self.data.clear();
         self.len = 0;
         self.set.clear();
@@ -253,6 +257,18 @@ pub(crate) struct Db {
     pub rels: Vec<Relation>,
     /// Tuples tried by every enumeration so far (the work budget counts them).
     work: std::cell::Cell<u64>,
+    /// An enumeration's working vectors, kept for the next (the join tier enumerates hundreds
+    /// of rules for every state).
+    scratch: std::cell::Cell<Option<Box<Scratch>>>,
+}
+
+/// The vectors of one enumeration: variable values, the trail, matched tuples, an index key.
+#[derive(Default)]
+struct Scratch {
+    env: Vec<TermId>,
+    trail: Vec<u32>,
+    matched: Vec<TupleId>,
+    key: Vec<TermId>,
 }
 
 /// Why evaluation stopped.
@@ -323,6 +339,7 @@ impl Db {
             store,
             rels: arities.map(Relation::new).collect(),
             work: std::cell::Cell::new(0),
+            scratch: std::cell::Cell::new(None),
         }
     }
 
@@ -447,21 +464,32 @@ impl Db {
         budget: &Budget,
         found: &mut impl FnMut(&Db, &[TermId], &[TupleId]) -> bool,
     ) -> Result<(), Stop> {
+        let mut scratch = self.scratch.take().unwrap_or_default();
+        scratch.env.clear();
+        scratch.env.resize(rule.vars as usize, UNBOUND);
+        scratch.trail.clear();
+        scratch.matched.clear();
+        scratch.matched.resize(rule.body.len(), u32::MAX);
         let mut run = Run {
             db: self,
             rule,
             plan,
             delta,
-            env: vec![UNBOUND; rule.vars as usize],
-            trail: Vec::new(),
-            matched: vec![u32::MAX; rule.body.len()],
-            key: Vec::new(),
+            env: std::mem::take(&mut scratch.env),
+            trail: std::mem::take(&mut scratch.trail),
+            matched: std::mem::take(&mut scratch.matched),
+            key: std::mem::take(&mut scratch.key),
             tries: 0,
             budget,
             stop: None,
         };
         run.step(0, neg, found);
         self.work.set(self.work.get() + run.tries);
+        scratch.env = run.env;
+        scratch.trail = run.trail;
+        scratch.matched = run.matched;
+        scratch.key = run.key;
+        self.scratch.set(Some(scratch));
         match run.stop {
             Some(Stopped::Time) => Err(Stop::OutOfTime),
             Some(Stopped::Work) => Err(Stop::TooMuchWork(budget.max_work)),

@@ -139,6 +139,12 @@ impl ReferenceMachine {
         self.eval.limits = limits;
     }
 
+    /// Sets a deadline for every following question (`None`: none beyond each question's
+    /// own time): a question still running then fails with a budget error.
+    pub fn set_until(&mut self, until: Option<std::time::Instant>) {
+        self.eval.until = until;
+    }
+
     fn rel(&self, r: Reserved) -> Option<RelId> {
         self.reserved[reserved_index(r)]
     }

@@ -119,6 +119,9 @@ fn run_stepped_playouts(
     let mut rng = SmallRng::seed_from_u64(seed);
     let begin = Instant::now();
     let deadline = begin + Duration::from_secs_f64(seconds);
+    // A question still running at the deadline is cut there (a step of a game with millions
+    // of legal moves can take seconds).
+    machine.set_until(Some(deadline));
     let mut tally = Tally::default();
     match stepped_playouts(
         &mut machine,

@@ -130,6 +130,11 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Resul
                     return Ok(refused("validate", reporter, &input, &diagnostics));
                 }
             };
+            if let Some(reason) = machine.join_tier() {
+                note(format!(
+                    "too large for the fast engine's network ({reason}); the fast engine runs it with join plans"
+                ));
+            }
             if let Some(reason) = machine.fallback() {
                 note(format!(
                     "the fast engine cannot compile this game ({reason}); using the reference engine"
