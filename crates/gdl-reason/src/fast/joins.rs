@@ -761,7 +761,11 @@ impl JoinMachine {
                 .map(|&m| (m, self.db.rels[m as usize].len()))
                 .collect();
             let mut env: Vec<TermId> = Vec::new();
-            for &(k, at) in &derived {
+            for (i, &(k, at)) in derived.iter().enumerate() {
+                // Millions of heads take seconds to add: the deadline is checked here too.
+                if i % 4096 == 4095 {
+                    super::datalog::check_time(budget)?;
+                }
                 let rule = &self.rules[k];
                 env.clear();
                 env.resize(rule.vars as usize, UNBOUND);
