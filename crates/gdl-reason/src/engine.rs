@@ -162,6 +162,32 @@ impl Machine {
     }
 }
 
+/// [`sequential_playouts_from`] on an engine that plays one playout at a time, from `starts`
+/// (each of which `of` must find to be that engine's state), `(per_start, max_steps,
+/// deadline)` as [`StateMachine::playouts_from`] takes them.
+fn one_at_a_time_from<M: StateMachine>(
+    m: &mut M,
+    starts: &[MachineState],
+    of: impl Fn(&MachineState) -> Option<&M::State>,
+    (per_start, max_steps, deadline): (u32, usize, Option<Instant>),
+    rng: &mut impl Rng,
+    out: &mut Rollouts,
+) -> Result<()> {
+    if !starts.iter().all(|s| of(s).is_some()) {
+        return Err(mismatch());
+    }
+    sequential_playouts_from(
+        m,
+        starts.len(),
+        |i| of(&starts[i]).expect("checked above"),
+        per_start,
+        max_steps,
+        deadline,
+        rng,
+        out,
+    )
+}
+
 /// The network, built with a panic in its compiler turned into a refusal (a bug, but it must not
 /// take a player or a match down), and a refusal before the deadline remembered.
 fn build_network(
@@ -383,45 +409,28 @@ impl StateMachine for Machine {
                     out,
                 )
             }
-            Machine::Joins(m, _) => {
-                if !starts.iter().all(|s| matches!(s, MachineState::Joins(_))) {
-                    return Err(mismatch());
-                }
-                sequential_playouts_from(
-                    &mut **m,
-                    starts.len(),
-                    |i| match &starts[i] {
-                        MachineState::Joins(s) => s,
-                        _ => unreachable!("checked above"),
-                    },
-                    per_start,
-                    max_steps,
-                    deadline,
-                    rng,
-                    out,
-                )
-            }
-            Machine::Reference(m, _) => {
-                if !starts
-                    .iter()
-                    .all(|s| matches!(s, MachineState::Reference(_)))
-                {
-                    return Err(mismatch());
-                }
-                sequential_playouts_from(
-                    &mut **m,
-                    starts.len(),
-                    |i| match &starts[i] {
-                        MachineState::Reference(s) => s,
-                        _ => unreachable!("checked above"),
-                    },
-                    per_start,
-                    max_steps,
-                    deadline,
-                    rng,
-                    out,
-                )
-            }
+            Machine::Joins(m, _) => one_at_a_time_from(
+                &mut **m,
+                starts,
+                |s| match s {
+                    MachineState::Joins(s) => Some(s),
+                    _ => None,
+                },
+                (per_start, max_steps, deadline),
+                rng,
+                out,
+            ),
+            Machine::Reference(m, _) => one_at_a_time_from(
+                &mut **m,
+                starts,
+                |s| match s {
+                    MachineState::Reference(s) => Some(s),
+                    _ => None,
+                },
+                (per_start, max_steps, deadline),
+                rng,
+                out,
+            ),
         }
     }
 

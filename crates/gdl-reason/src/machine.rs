@@ -72,6 +72,27 @@ impl Fault<'_> {
 /// Index of a role in [`StateMachine::roles`].
 pub type RoleIndex = usize;
 
+/// The term of role number `role`, or the error every engine gives for a role that is not
+/// there.
+pub(crate) fn role_term(roles: &[TermId], role: RoleIndex) -> Result<TermId> {
+    roles
+        .get(role)
+        .copied()
+        .ok_or_else(|| ReasonError::BadRequest(format!("there is no role number {role}")))
+}
+
+/// A joint move has one move per role; otherwise the error every engine gives.
+pub(crate) fn check_joint(roles: &[TermId], joint: &[TermId]) -> Result<()> {
+    if joint.len() != roles.len() {
+        return Err(ReasonError::BadRequest(format!(
+            "a joint move needs {} moves, one per role; got {}",
+            roles.len(),
+            joint.len()
+        )));
+    }
+    Ok(())
+}
+
 /// How a random playout ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Playout {

@@ -491,17 +491,11 @@ fn compare(
     path: &Path,
     traces: &[&(PathBuf, PathBuf, PathBuf)],
 ) -> Result<Option<Tier>, String> {
-    // Each phase and its time, printed with `GGP_TIMES`.
-    let mut phases: Vec<(&str, Duration)> = Vec::new();
-    let mut since = std::time::Instant::now();
-    let mut lap = |phase: &'static str| {
-        phases.push((phase, since.elapsed()));
-        since = std::time::Instant::now();
-    };
+    let mut phases = Phases::start();
     let text = read_game(path);
     let checked = gdl_check::check(&text);
     let built = FastMachine::with_limits(&checked, limits());
-    lap("fast build");
+    phases.lap("fast build");
     let mut fast = match built {
         Ok(m) => m,
         // The reference engine refuses these too (see `corpus_outcomes.txt`).
@@ -514,22 +508,22 @@ fn compare(
         check_trace(&mut fast, moves, expected)
             .map_err(|e| format!("trace of {}: {e}", relative(shared, game)))?;
     }
-    lap("traces");
+    phases.lap("traces");
     let mut reference = ReferenceMachine::with_limits(&checked, reference_limits())
         .map_err(|_| "the reference engine refuses a game the fast engine built")?;
-    lap("reference build");
+    phases.lap("reference build");
     let mut rng = StdRng::seed_from_u64(7);
     for _ in 0..PLAYOUTS {
         side_by_side(&mut fast, &mut reference, &mut rng)?;
     }
-    lap("side by side");
+    phases.lap("side by side");
     let playouts = check_lanes(&mut fast, &mut reference, &mut rng)?;
-    lap("lanes");
+    phases.lap("lanes");
     if !playouts.is_empty() {
         check_lanes_from_starts(&mut fast, &mut reference, &playouts, &mut rng)?;
     }
-    lap("lanes from starts");
-    print_times(shared, path, &phases, "agrees");
+    phases.lap("lanes from starts");
+    phases.print(shared, path, "agrees");
     Ok(None)
 }
 
@@ -550,20 +544,15 @@ fn joins(
     traces: &[&(PathBuf, PathBuf, PathBuf)],
     checked: &gdl_check::Checked<'_>,
     network: String,
-    mut phases: Vec<(&str, Duration)>,
+    mut phases: Phases,
 ) -> Result<Option<Tier>, String> {
-    let mut since = std::time::Instant::now();
-    let mut lap = |phases: &mut Vec<(&str, Duration)>, phase: &'static str| {
-        phases.push((phase, since.elapsed()));
-        since = std::time::Instant::now();
-    };
     let built = JoinMachine::new(checked, JoinLimits::default());
-    lap(&mut phases, "joins build");
+    phases.lap("joins build");
     let mut joins = match built {
         Ok(m) => m,
         Err(BuildError::Invalid(_)) => return Err("the join tier finds blocking errors".into()),
         Err(BuildError::Unsupported(why)) => {
-            print_times(shared, path, &phases, "refused");
+            phases.print(shared, path, "refused");
             return Ok(Some(Tier::Refused(format!(
                 "{network}; with join plans: {why}"
             ))));
@@ -573,7 +562,7 @@ fn joins(
         check_trace(&mut joins, moves, expected)
             .map_err(|e| format!("join tier: trace of {}: {e}", relative(shared, game)))?;
     }
-    lap(&mut phases, "traces");
+    phases.lap("traces");
     let mut reference = ReferenceMachine::with_limits(checked, reference_limits())
         .map_err(|_| "the reference engine refuses a game the join tier built")?;
     let mut rng = StdRng::seed_from_u64(7);
@@ -581,27 +570,49 @@ fn joins(
         side_by_side(&mut joins, &mut reference, &mut rng)
             .map_err(|e| format!("join tier: {e}"))?;
     }
-    lap(&mut phases, "side by side");
-    print_times(shared, path, &phases, "join tier");
+    phases.lap("side by side");
+    phases.print(shared, path, "join tier");
     Ok(Some(Tier::Joins(network)))
 }
 
-/// With `GGP_TIMES`, the game's time in all, then its verdict and each phase's time.
-fn print_times(shared: &Path, path: &Path, phases: &[(&str, Duration)], verdict: &str) {
-    if std::env::var_os("GGP_TIMES").is_none() {
-        return;
+/// Each phase of a game's comparison and its time, printed with `GGP_TIMES`.
+struct Phases {
+    spent: Vec<(&'static str, Duration)>,
+    since: std::time::Instant,
+}
+
+impl Phases {
+    fn start() -> Phases {
+        Phases {
+            spent: Vec::new(),
+            since: std::time::Instant::now(),
+        }
     }
-    let total: Duration = phases.iter().map(|&(_, spent)| spent).sum();
-    let each: Vec<String> = phases
-        .iter()
-        .map(|(phase, spent)| format!("{phase} {:.2}", spent.as_secs_f64()))
-        .collect();
-    eprintln!(
-        "{:.2}\t{}\t{verdict}: {}",
-        total.as_secs_f64(),
-        relative(shared, path),
-        each.join(", ")
-    );
+
+    /// The phase that just ended.
+    fn lap(&mut self, phase: &'static str) {
+        self.spent.push((phase, self.since.elapsed()));
+        self.since = std::time::Instant::now();
+    }
+
+    /// With `GGP_TIMES`, the game's time in all, then its verdict and each phase's time.
+    fn print(&self, shared: &Path, path: &Path, verdict: &str) {
+        if std::env::var_os("GGP_TIMES").is_none() {
+            return;
+        }
+        let total: Duration = self.spent.iter().map(|&(_, spent)| spent).sum();
+        let each: Vec<String> = self
+            .spent
+            .iter()
+            .map(|(phase, spent)| format!("{phase} {:.2}", spent.as_secs_f64()))
+            .collect();
+        eprintln!(
+            "{:.2}\t{}\t{verdict}: {}",
+            total.as_secs_f64(),
+            relative(shared, path),
+            each.join(", ")
+        );
+    }
 }
 
 /// The default budgets, except time: a slow test machine must not change the verdicts.

@@ -51,7 +51,6 @@ pub trait Subject: StateMachine {
 impl Subject for gdl_reason::Machine {}
 impl Subject for gdl_reason::FastMachine {}
 impl Subject for gdl_reason::ReferenceMachine {}
-impl Subject for gdl_reason::fast::joins::JoinMachine {}
 
 /// The budget of a validation.
 #[derive(Clone, Debug)]

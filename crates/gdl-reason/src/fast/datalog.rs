@@ -288,6 +288,18 @@ pub(crate) enum Stop {
     Unsafe,
 }
 
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::TooManyTuples(n) => write!(f, "more than {n} tuples"),
+            Stop::TooDeep(n) => write!(f, "a derived term nests more than {n} levels deep"),
+            Stop::OutOfTime => f.write_str("out of time"),
+            Stop::TooMuchWork(n) => write!(f, "more than {n} tuples tried while joining"),
+            Stop::Unsafe => f.write_str("a rule has a variable that no positive literal binds"),
+        }
+    }
+}
+
 /// Budgets of a grounding.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Budget {
@@ -723,38 +735,88 @@ impl Run<'_> {
     }
 }
 
+/// Join plans kept from one evaluation of the same rules to the next (the join tier evaluates
+/// them in every state), by the rule's number and the positive literal read as a delta
+/// (`usize::MAX` for the first round).
+#[derive(Default)]
+pub(crate) struct Plans(FxHashMap<(usize, usize), Plan>);
+
+/// What [`fixpoint`] keeps between evaluations: the number of its first rule (its `rules` are
+/// numbered from it), their head variables ([`FlatRule::head_vars`]), and the plans.
+pub(crate) struct Kept<'a> {
+    pub first: usize,
+    pub head_vars: &'a [Vec<u32>],
+    pub plans: &'a mut Plans,
+}
+
+/// The plan of `rules[k]` with the positive literal `delta` read as the delta (`None`: its
+/// first round): the kept one, or one chosen now from the relations' sizes (kept, if plans
+/// are).
+fn plan_of<'p>(
+    db: &mut Db,
+    rule: &FlatRule,
+    k: usize,
+    delta: Option<usize>,
+    neg: &impl NegMode,
+    kept: &'p mut Option<Kept<'_>>,
+    fresh: &'p mut Option<Plan>,
+) -> Result<&'p Plan, Stop> {
+    match kept {
+        Some(kept) => {
+            let key = (kept.first + k, delta.unwrap_or(usize::MAX));
+            Ok(match kept.plans.0.entry(key) {
+                std::collections::hash_map::Entry::Occupied(plan) => plan.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(db.plan(rule, delta, neg)?)
+                }
+            })
+        }
+        None => Ok(fresh.insert(db.plan(rule, delta, neg)?)),
+    }
+}
+
 /// Semi-naive evaluation of `rules` (the rules of one component, whose head relations are
 /// `members`) to their fixpoint. Negative literals are checked where `neg` says so.
-pub(crate) fn fixpoint(
+///
+/// Without `kept`, each round plans each rule from the relations' sizes then. With it, a plan
+/// is chosen the first time its rule runs and kept; a rule is not run (nor planned) while a
+/// relation it reads positively is empty, so that its plan is chosen from sizes that mean
+/// something; and the members' indexes are brought up to date after each round (the kept
+/// plans look them up).
+pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
     db: &mut Db,
-    rules: &[&FlatRule],
+    rules: &[R],
     members: &[u32],
     neg: &impl NegMode,
     budget: &Budget,
     tuples: &mut usize,
+    mut kept: Option<Kept<'_>>,
 ) -> Result<(), Stop> {
     let is_member = |rel: u32| members.contains(&rel);
     let recursive = rules.iter().any(|r| {
-        r.body
+        r.borrow()
+            .body
             .iter()
             .any(|l| matches!(l, Lit::Pos(a) if is_member(a.rel)))
     });
     // Where each member's tuples of the last round begin.
     let mut delta_from: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
     let mut first = true;
-    // The values of each rule's head variables, for the heads not yet known.
-    let head_vars: Vec<Vec<u32>> = rules
-        .iter()
-        .map(|r| {
-            let mut vars = Vec::new();
-            r.head.for_each_var(&mut |v| {
-                if !vars.contains(&v) {
-                    vars.push(v)
-                }
-            });
-            vars
-        })
-        .collect();
+    // The variables of each rule's head.
+    let local: Vec<Vec<u32>> = match &kept {
+        Some(_) => Vec::new(),
+        None => rules.iter().map(|r| r.borrow().head_vars()).collect(),
+    };
+    let head_vars: &[Vec<u32>] = match &kept {
+        Some(k) => k.head_vars,
+        None => &local,
+    };
+    let mut fresh = None;
+    // With kept plans (the same rules evaluated in every state, each round small), a head
+    // derived twice in a round is found when it is added, and the clock is read once a round
+    // (and by the enumerations, every few thousand tuples): a table of the round's heads and a
+    // clock read for every rule cost more than they save there.
+    let (dedup, clock_per_rule) = (kept.is_none(), kept.is_none());
     loop {
         // The heads derived in this round that are not known yet, each once: the rule and
         // where its head variables' values start in `values`.
@@ -762,12 +824,26 @@ pub(crate) fn fixpoint(
         let mut values: Vec<TermId> = Vec::new();
         let mut seen: HashTable<u32> = HashTable::new();
         for (k, rule) in rules.iter().enumerate() {
+            let rule = rule.borrow();
+            if kept.is_some()
+                && rule
+                    .body
+                    .iter()
+                    .any(|l| matches!(l, Lit::Pos(a) if db.rels[a.rel as usize].len() == 0))
+            {
+                continue;
+            }
             let width = head_vars[k].len();
             let mut heads = |db: &Db, env: &[TermId], _: &[TupleId]| {
                 if db.known(&rule.head, env) {
                     return true;
                 }
                 let key = head_vars[k].iter().map(|&v| env[v as usize]);
+                if !dedup {
+                    derived.push((k, values.len()));
+                    values.extend(key);
+                    return *tuples + derived.len() <= budget.max_tuples;
+                }
                 let hash = hash_terms(key.clone().chain(std::iter::once(TermId(k as u32))));
                 let same = |&d: &u32| {
                     let (dk, at) = derived[d as usize];
@@ -794,9 +870,11 @@ pub(crate) fn fixpoint(
                 *tuples + derived.len() <= budget.max_tuples
             };
             if first {
-                check_time(budget)?;
-                let plan = db.plan(rule, None, neg)?;
-                db.enumerate(rule, &plan, (0, 0), neg, budget, &mut heads)?;
+                if clock_per_rule {
+                    check_time(budget)?;
+                }
+                let plan = plan_of(db, rule, k, None, neg, &mut kept, &mut fresh)?;
+                db.enumerate(rule, plan, (0, 0), neg, budget, &mut heads)?;
             } else {
                 for (i, lit) in rule.body.iter().enumerate() {
                     let Lit::Pos(atom) = lit else { continue };
@@ -806,13 +884,18 @@ pub(crate) fn fixpoint(
                     if range.0 == range.1 {
                         continue;
                     }
-                    check_time(budget)?;
-                    let plan = db.plan(rule, Some(i), neg)?;
-                    db.enumerate(rule, &plan, range, neg, budget, &mut heads)?;
+                    if clock_per_rule {
+                        check_time(budget)?;
+                    }
+                    let plan = plan_of(db, rule, k, Some(i), neg, &mut kept, &mut fresh)?;
+                    db.enumerate(rule, plan, range, neg, budget, &mut heads)?;
                 }
             }
-            check_time(budget)?;
+            if clock_per_rule {
+                check_time(budget)?;
+            }
         }
+        check_time(budget)?;
         if *tuples + derived.len() > budget.max_tuples {
             return Err(Stop::TooManyTuples(budget.max_tuples));
         }
@@ -822,8 +905,12 @@ pub(crate) fn fixpoint(
             .map(|&m| (m, db.rels[m as usize].len()))
             .collect();
         let mut env: Vec<TermId> = Vec::new();
-        for (k, at) in derived {
-            let rule = rules[k];
+        for (n, &(k, at)) in derived.iter().enumerate() {
+            // Millions of heads take seconds to add: the deadline is checked here too.
+            if n % 4096 == 4095 {
+                check_time(budget)?;
+            }
+            let rule = rules[k].borrow();
             env.clear();
             env.resize(rule.vars as usize, UNBOUND);
             for (j, &v) in head_vars[k].iter().enumerate() {
@@ -842,6 +929,12 @@ pub(crate) fn fixpoint(
                 if *tuples > budget.max_tuples {
                     return Err(Stop::TooManyTuples(budget.max_tuples));
                 }
+            }
+        }
+        if kept.is_some() {
+            for &m in members {
+                let store = &db.store;
+                db.rels[m as usize].refresh(store);
             }
         }
         if !recursive {

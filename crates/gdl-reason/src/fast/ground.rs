@@ -194,6 +194,53 @@ pub(crate) fn components(n: usize, succ: &[Vec<u32>]) -> Vec<Vec<u32>> {
     out
 }
 
+/// Whether each relation is dynamic: `true`, `does`, and every relation that depends on
+/// them.
+pub(crate) fn dynamic_relations(program: &Program, rules: &[FlatRule]) -> Vec<bool> {
+    let mut dynamic = vec![false; program.relations.len()];
+    for r in [Reserved::True, Reserved::Does]
+        .into_iter()
+        .filter_map(|r| program.reserved(r))
+    {
+        dynamic[r as usize] = true;
+    }
+    loop {
+        let mut changed = false;
+        for rule in rules {
+            if !dynamic[rule.head.rel as usize]
+                && rule
+                    .body
+                    .iter()
+                    .any(|l| matches!(l, Lit::Pos(a) | Lit::Neg(a) if dynamic[a.rel as usize]))
+            {
+                dynamic[rule.head.rel as usize] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return dynamic;
+        }
+    }
+}
+
+/// For each of `n` relations, the relations whose rules read it (positively or not), sorted:
+/// the successor lists of the dependency graph.
+pub(crate) fn readers(rules: &[FlatRule], n: usize) -> Vec<Vec<u32>> {
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for rule in rules {
+        for lit in &rule.body {
+            if let Lit::Pos(a) | Lit::Neg(a) = lit {
+                succ[a.rel as usize].push(rule.head.rel);
+            }
+        }
+    }
+    for s in &mut succ {
+        s.sort_unstable();
+        s.dedup();
+    }
+    succ
+}
+
 /// Grounds a checked program.
 pub(crate) fn ground(
     program: &Program,
@@ -202,50 +249,13 @@ pub(crate) fn ground(
 ) -> Result<Ground, GroundError> {
     too_many_facts(program, limits.budget.max_tuples)?;
     let mut store = store;
-    let rules = flatten(program, &mut store, limits.branch_limit).map_err(|e| match e {
-        super::normal::NormalError::TooManyBranches(n) => {
-            GroundError::Form(format!("a rule has more than {n} `or` branches"))
-        }
-        super::normal::NormalError::VariableInFact(f) => GroundError::Form(format!(
-            "the fact `{f}` has variables: it stands for infinitely many facts"
-        )),
-        super::normal::NormalError::TooLarge(n) => GroundError::Form(format!(
-            "the rules, their `or`s expanded, have more than {n} literals"
-        )),
-        super::normal::NormalError::LongBody(n) => {
-            GroundError::Form(format!("a rule has more than {n} literals"))
-        }
-    })?;
+    let rules = flatten(program, &mut store, limits.branch_limit)
+        .map_err(|e| GroundError::Form(e.to_string()))?;
     let n = program.relations.len();
     let true_rel = program.reserved(Reserved::True);
     let does_rel = program.reserved(Reserved::Does);
 
-    // Dynamic relations: `true`, `does`, and everything depending on them.
-    let mut dynamic = vec![false; n];
-    for r in [true_rel, does_rel].into_iter().flatten() {
-        dynamic[r as usize] = true;
-    }
-    loop {
-        let mut changed = false;
-        for rule in &rules {
-            if dynamic[rule.head.rel as usize] {
-                continue;
-            }
-            let mut depends = false;
-            for lit in &rule.body {
-                if let Lit::Pos(a) | Lit::Neg(a) = lit {
-                    depends |= dynamic[a.rel as usize];
-                }
-            }
-            if depends {
-                dynamic[rule.head.rel as usize] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let mut dynamic = dynamic_relations(program, &rules);
 
     // The relaxed program: the rules, plus `true` from `init` and `next`, `does` from `legal`.
     let mut relaxed: Vec<FlatRule> = rules.clone();
@@ -294,19 +304,7 @@ pub(crate) fn ground(
     let n = db.rels.len();
 
     // Components of the relaxed program's dependency graph, in evaluation order.
-    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for rule in &relaxed {
-        for lit in &rule.body {
-            if let Lit::Pos(a) | Lit::Neg(a) = lit {
-                succ[a.rel as usize].push(rule.head.rel);
-            }
-        }
-    }
-    for s in &mut succ {
-        s.sort_unstable();
-        s.dedup();
-    }
-    let order = components(n, &succ);
+    let order = components(n, &readers(&relaxed, n));
     let mut rules_of: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, rule) in relaxed.iter().enumerate() {
         rules_of[rule.head.rel as usize].push(k);
@@ -358,15 +356,15 @@ pub(crate) fn ground(
         helpers.extend(first_helper..db.rels.len());
         complete.resize(db.rels.len(), false);
         done.resize(db.rels.len(), false);
-        let rule_refs: Vec<&FlatRule> = comp_rules.iter().collect();
         let neg = |rel: u32| complete[rel as usize] && !dynamic[rel as usize];
         fixpoint(
             &mut db,
-            &rule_refs,
+            &comp_rules,
             &all_members,
             &neg,
             &limits.budget,
             &mut tuples,
+            None,
         )?;
         for &m in &all_members {
             complete[m as usize] = !dynamic[m as usize];
@@ -441,12 +439,7 @@ pub(crate) fn ground(
         let head_rel = rule.head.rel;
         // Auxiliary heads seen for the first time: the instance and where the values of the
         // head's variables start in `head_values`.
-        let mut head_vars: Vec<u32> = Vec::new();
-        rule.head.for_each_var(&mut |v| {
-            if !head_vars.contains(&v) {
-                head_vars.push(v)
-            }
-        });
+        let head_vars = rule.head_vars();
         let mut heads: Vec<(usize, usize)> = Vec::new();
         let mut head_values: Vec<TermId> = Vec::new();
         db.enumerate(

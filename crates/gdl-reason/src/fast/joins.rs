@@ -31,12 +31,13 @@ use std::time::{Duration, Instant};
 
 use gdl_check::program::Program;
 use gdl_check::{RelId, Reserved, Symbols};
-use rustc_hash::FxHashMap;
 
-use super::datalog::{Budget, Db, Plan, Relation, Stop, TupleId, UNBOUND, fixpoint};
-use super::ground::components;
+use super::datalog::{Budget, Db, Kept, Plans, Relation, Stop, fixpoint};
+use super::ground::{components, dynamic_relations, readers};
 use super::normal::{FlatRule, Lit, flatten_with};
-use crate::machine::{Batch, ReasonError, Result, RoleIndex, StateMachine, Until};
+use crate::machine::{
+    Batch, ReasonError, Result, RoleIndex, StateMachine, Until, check_joint, role_term,
+};
 use crate::terms::{TermId, TermStore};
 
 /// Budgets of the join tier: building (the static relations), and each question.
@@ -86,10 +87,8 @@ impl JoinState {
 /// A component of the rewritten program: relations evaluated together.
 struct Comp {
     members: Vec<u32>,
-    /// Its rules (indexes into `JoinMachine::rules`).
-    rules: Vec<usize>,
-    /// Whether a rule reads a member positively (recursion: rounds until nothing is new).
-    recursive: bool,
+    /// Its rules: `JoinMachine::rules[rules]` (the rules are in the order of the components).
+    rules: std::ops::Range<usize>,
 }
 
 /// The questions, each a relation computed in full.
@@ -138,9 +137,8 @@ pub struct JoinMachine {
     /// loaded), and whether each component has one of them.
     on_does: Vec<u32>,
     comp_on_does: Vec<bool>,
-    /// Each rule's plan for its first round, and for each positive literal read as a delta.
-    plans: Vec<Option<Plan>>,
-    delta_plans: FxHashMap<(usize, usize), Plan>,
+    /// The rules' join plans, chosen once.
+    plans: Plans,
     /// Reserved relations.
     true_rel: Option<RelId>,
     does_rel: Option<RelId>,
@@ -151,32 +149,13 @@ pub struct JoinMachine {
     until: Option<Instant>,
 }
 
-/// Why the join tier cannot build a game.
-pub(crate) fn describe_stop(stop: &Stop) -> String {
-    match stop {
-        Stop::TooManyTuples(n) => format!("more than {n} tuples"),
-        Stop::TooDeep(n) => format!("a derived term nests more than {n} levels deep"),
-        Stop::OutOfTime => "out of time".into(),
-        Stop::TooMuchWork(n) => format!("more than {n} tuples tried while joining"),
-        Stop::Unsafe => "a rule has a variable that no positive literal binds".into(),
-    }
-}
-
-/// The relations each relation's rules read (positively or not).
-fn reads(rules: &[FlatRule], n: usize) -> Vec<Vec<u32>> {
-    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for rule in rules {
-        for lit in &rule.body {
-            if let Lit::Pos(a) | Lit::Neg(a) = lit {
-                succ[a.rel as usize].push(rule.head.rel);
-            }
-        }
-    }
-    for s in &mut succ {
-        s.sort_unstable();
-        s.dedup();
-    }
-    succ
+/// The relation of the program (of `n`) that a relation of the rewritten program is a part of;
+/// itself for the program's relations and the magic ones.
+fn original(rel: RelId, n: usize, new: &[super::demand::NewRel]) -> RelId {
+    (rel as usize)
+        .checked_sub(n)
+        .and_then(|i| new[i].part_of)
+        .unwrap_or(rel)
 }
 
 impl JoinMachine {
@@ -189,62 +168,21 @@ impl JoinMachine {
         if !blocking.is_empty() {
             return Err(super::BuildError::Invalid(blocking));
         }
-        let program = &checked.program;
-        let mut store = TermStore::new();
-        let roles = super::roles_of(program, &mut store);
-        JoinMachine::build(program, roles, store, limits).map_err(super::BuildError::Unsupported)
+        JoinMachine::build(&checked.program, limits).map_err(super::BuildError::Unsupported)
     }
 
     /// Builds the join tier for a program without blocking errors. `Err` says why it cannot.
-    pub(crate) fn build(
-        program: &Program,
-        roles: Vec<TermId>,
-        store: TermStore,
-        limits: JoinLimits,
-    ) -> std::result::Result<JoinMachine, String> {
+    fn build(program: &Program, limits: JoinLimits) -> std::result::Result<JoinMachine, String> {
         let started = Instant::now();
-        let mut store = store;
+        let mut store = TermStore::new();
+        let roles = super::roles_of(program, &mut store);
         let mut open_facts: Vec<(RelId, String)> = Vec::new();
-        let rules = flatten_with(program, &mut store, 4096, Some(&mut open_facts)).map_err(
-            |e| match e {
-                super::normal::NormalError::TooManyBranches(n) => {
-                    format!("a rule has more than {n} `or` branches")
-                }
-                super::normal::NormalError::VariableInFact(f) => {
-                    format!("the fact `{f}` has variables: it stands for infinitely many facts")
-                }
-                super::normal::NormalError::TooLarge(n) => {
-                    format!("the rules, their `or`s expanded, have more than {n} literals")
-                }
-                super::normal::NormalError::LongBody(n) => {
-                    format!("a rule has more than {n} literals")
-                }
-            },
-        )?;
+        let rules = flatten_with(program, &mut store, 4096, Some(&mut open_facts))
+            .map_err(|e| e.to_string())?;
         let n = program.relations.len();
         let true_rel = program.reserved(Reserved::True);
         let does_rel = program.reserved(Reserved::Does);
-        let mut dynamic = vec![false; n];
-        for r in [true_rel, does_rel].into_iter().flatten() {
-            dynamic[r as usize] = true;
-        }
-        loop {
-            let mut changed = false;
-            for rule in &rules {
-                if !dynamic[rule.head.rel as usize]
-                    && rule
-                        .body
-                        .iter()
-                        .any(|l| matches!(l, Lit::Pos(a) | Lit::Neg(a) if dynamic[a.rel as usize]))
-                {
-                    dynamic[rule.head.rel as usize] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        let mut dynamic = dynamic_relations(program, &rules);
 
         // 1. The static relations, exactly, component by component. A component over its
         //    budget (a relation of every pair of cells, say) is left to be computed like a
@@ -255,7 +193,7 @@ impl JoinMachine {
             .iter()
             .filter(|r| !dynamic[r.head.rel as usize])
             .collect();
-        let succ = reads(&rules, n);
+        let succ = readers(&rules, n);
         let mut tuples = 0usize;
         let all = |_: u32| true;
         let mut lazy = vec![false; n];
@@ -302,7 +240,15 @@ impl JoinMachine {
                     deadline: Some(started + limits.build_time),
                 };
                 db.reset_work();
-                match fixpoint(&mut db, &comp_rules, &members, &all, &budget, &mut tuples) {
+                match fixpoint(
+                    &mut db,
+                    &comp_rules,
+                    &members,
+                    &all,
+                    &budget,
+                    &mut tuples,
+                    None,
+                ) {
                     Ok(()) => continue,
                     Err(Stop::TooManyTuples(_) | Stop::TooMuchWork(_)) => {
                         for &m in &members {
@@ -311,10 +257,7 @@ impl JoinMachine {
                         tuples = before;
                     }
                     Err(stop) => {
-                        return Err(format!(
-                            "computing the static relations: {}",
-                            describe_stop(&stop)
-                        ));
+                        return Err(format!("computing the static relations: {stop}"));
                     }
                 }
             }
@@ -349,7 +292,7 @@ impl JoinMachine {
         let (rewritten, order) = loop {
             let rewritten = super::demand::rewrite_with(&dyn_rules, &full, n as u32, true);
             let total = n + rewritten.new.len();
-            let succ = reads(&rewritten.rules, total);
+            let succ = readers(&rewritten.rules, total);
             let order = components(total, &succ);
             let mut comp_of = vec![0u32; total];
             for (c, members) in order.iter().enumerate() {
@@ -384,10 +327,7 @@ impl JoinMachine {
                     }
                     // The negated relation computed in full first (its own demand goes); if
                     // it is already, every part of the component.
-                    let original = match (a.rel as usize).checked_sub(n) {
-                        Some(i) => rewritten.new[i].part_of.unwrap_or(a.rel),
-                        None => a.rel,
-                    };
+                    let original = original(a.rel, n, &rewritten.new);
                     again = true;
                     if (original as usize) < n && !full[original as usize] {
                         full[original as usize] = true;
@@ -426,11 +366,7 @@ impl JoinMachine {
             let mut safe = true;
             rule.head.for_each_var(&mut |v| safe &= bound[v as usize]);
             if !safe {
-                let rel = rule.head.rel as usize;
-                let original = rel
-                    .checked_sub(n)
-                    .and_then(|i| rewritten.new[i].part_of)
-                    .unwrap_or(rule.head.rel);
+                let original = original(rule.head.rel, n, &rewritten.new);
                 let fact = open_facts
                     .iter()
                     .find(|&&(r, _)| r == original)
@@ -448,29 +384,28 @@ impl JoinMachine {
         for (k, rule) in rewritten.rules.iter().enumerate() {
             rules_of[rule.head.rel as usize].push(k);
         }
+        // The rules in the order of their components, each component's together.
         let mut comps = Vec::new();
         let mut comp_index = vec![u32::MAX; total];
+        let mut ordered: Vec<FlatRule> = Vec::with_capacity(rewritten.rules.len());
         for members in order {
-            let comp_rules: Vec<usize> = members
-                .iter()
-                .flat_map(|&m| rules_of[m as usize].iter().copied())
-                .collect();
-            if comp_rules.is_empty() {
+            let start = ordered.len();
+            for &m in &members {
+                ordered.extend(
+                    rules_of[m as usize]
+                        .iter()
+                        .map(|&k| rewritten.rules[k].clone()),
+                );
+            }
+            if ordered.len() == start {
                 continue;
             }
-            let recursive = comp_rules.iter().any(|&k| {
-                rewritten.rules[k]
-                    .body
-                    .iter()
-                    .any(|l| matches!(l, Lit::Pos(a) if members.contains(&a.rel)))
-            });
             for &m in &members {
                 comp_index[m as usize] = comps.len() as u32;
             }
             comps.push(Comp {
                 members,
-                rules: comp_rules,
-                recursive,
+                rules: start..ordered.len(),
             });
         }
         // The components each question needs.
@@ -509,7 +444,7 @@ impl JoinMachine {
         });
         let mut depends_on_does = vec![false; total];
         {
-            let succ = reads(&rewritten.rules, total);
+            let succ = readers(&rewritten.rules, total);
             let mut stack: Vec<u32> = does_rel.into_iter().collect();
             while let Some(r) = stack.pop() {
                 if std::mem::replace(&mut depends_on_does[r as usize], true) {
@@ -528,19 +463,7 @@ impl JoinMachine {
         let dynamic_rels: Vec<u32> = (0..total as u32)
             .filter(|&r| (r as usize) >= n || dynamic[r as usize])
             .collect();
-        let head_vars = rewritten
-            .rules
-            .iter()
-            .map(|r| {
-                let mut vars = Vec::new();
-                r.head.for_each_var(&mut |v| {
-                    if !vars.contains(&v) {
-                        vars.push(v)
-                    }
-                });
-                vars
-            })
-            .collect();
+        let head_vars = ordered.iter().map(FlatRule::head_vars).collect();
         let initial = {
             let mut fluents: Vec<TermId> = match program.reserved(Reserved::Init) {
                 Some(init) => {
@@ -553,13 +476,12 @@ impl JoinMachine {
             fluents.dedup();
             JoinState(fluents.into())
         };
-        let rules_count = rewritten.rules.len();
         Ok(JoinMachine {
             db,
             symbols: program.symbols.clone(),
             roles,
             limits,
-            rules: rewritten.rules,
+            rules: ordered,
             head_vars,
             done: vec![false; comps.len()],
             comps,
@@ -571,8 +493,7 @@ impl JoinMachine {
                 .collect(),
             on_does,
             comp_on_does,
-            plans: vec![None; rules_count],
-            delta_plans: FxHashMap::default(),
+            plans: Plans::default(),
             true_rel,
             does_rel,
             asks,
@@ -680,8 +601,8 @@ impl JoinMachine {
                 // Half-computed relations: nothing loaded can be trusted.
                 self.loaded = None;
                 return Err(match stop {
-                    Stop::Unsafe => ReasonError::Evaluation(describe_stop(&stop)),
-                    _ => ReasonError::Budget(describe_stop(&stop)),
+                    Stop::Unsafe => ReasonError::Evaluation(stop.to_string()),
+                    _ => ReasonError::Budget(stop.to_string()),
                 });
             }
             self.done[c] = true;
@@ -689,119 +610,29 @@ impl JoinMachine {
         Ok(Some(rel))
     }
 
-    /// Evaluates a component semi-naively to its fixpoint.
+    /// Evaluates a component semi-naively to its fixpoint, with the plans kept.
     fn evaluate(
         &mut self,
         c: usize,
         budget: &Budget,
         tuples: &mut usize,
     ) -> std::result::Result<(), Stop> {
-        let all = |_: u32| true;
         let comp = &self.comps[c];
-        let mut first = true;
-        let mut delta: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
-        let mut derived: Vec<(usize, usize)> = Vec::new();
-        let mut values: Vec<TermId> = Vec::new();
-        loop {
-            derived.clear();
-            values.clear();
-            for &k in &comp.rules {
-                let rule = &self.rules[k];
-                let head_vars = &self.head_vars[k];
-                let mut found = |db: &Db, env: &[TermId], _: &[TupleId]| {
-                    if !db.known(&rule.head, env) {
-                        derived.push((k, values.len()));
-                        values.extend(head_vars.iter().map(|&v| env[v as usize]));
-                    }
-                    *tuples + derived.len() <= budget.max_tuples
-                };
-                // A rule with a positive literal of an empty relation derives nothing (most
-                // rules begin with their demand, often empty).
-                if rule
-                    .body
-                    .iter()
-                    .any(|l| matches!(l, Lit::Pos(a) if self.db.rels[a.rel as usize].len() == 0))
-                {
-                    continue;
-                }
-                if first {
-                    if self.plans[k].is_none() {
-                        self.plans[k] = Some(self.db.plan(rule, None, &all)?);
-                    }
-                    let plan = self.plans[k].as_ref().expect("planned");
-                    self.db
-                        .enumerate(rule, plan, (0, 0), &all, budget, &mut found)?;
-                } else {
-                    for (i, lit) in rule.body.iter().enumerate() {
-                        let Lit::Pos(atom) = lit else { continue };
-                        let Some(&range) = delta.get(&atom.rel) else {
-                            continue;
-                        };
-                        if range.0 == range.1 {
-                            continue;
-                        }
-                        if !self.delta_plans.contains_key(&(k, i)) {
-                            let plan = self.db.plan(rule, Some(i), &all)?;
-                            self.delta_plans.insert((k, i), plan);
-                        }
-                        let plan = &self.delta_plans[&(k, i)];
-                        self.db
-                            .enumerate(rule, plan, range, &all, budget, &mut found)?;
-                    }
-                }
-                if *tuples + derived.len() > budget.max_tuples {
-                    return Err(Stop::TooManyTuples(budget.max_tuples));
-                }
-            }
-            super::datalog::check_time(budget)?;
-            first = false;
-            let before: Vec<(u32, u32)> = comp
-                .members
-                .iter()
-                .map(|&m| (m, self.db.rels[m as usize].len()))
-                .collect();
-            let mut env: Vec<TermId> = Vec::new();
-            for (i, &(k, at)) in derived.iter().enumerate() {
-                // Millions of heads take seconds to add: the deadline is checked here too.
-                if i % 4096 == 4095 {
-                    super::datalog::check_time(budget)?;
-                }
-                let rule = &self.rules[k];
-                env.clear();
-                env.resize(rule.vars as usize, UNBOUND);
-                for (j, &v) in self.head_vars[k].iter().enumerate() {
-                    env[v as usize] = values[at + j];
-                }
-                let mut tuple: smallvec::SmallVec<[TermId; 8]> = smallvec::SmallVec::new();
-                for p in rule.head.args.iter() {
-                    let t = self.db.build(p, &env);
-                    if self.db.store.depth(t) > budget.max_depth {
-                        return Err(Stop::TooDeep(budget.max_depth));
-                    }
-                    tuple.push(t);
-                }
-                if self.db.rels[rule.head.rel as usize].insert(&tuple) {
-                    *tuples += 1;
-                }
-            }
-            for &m in &comp.members {
-                let store = &self.db.store;
-                self.db.rels[m as usize].refresh(store);
-            }
-            if !comp.recursive {
-                return Ok(());
-            }
-            let mut grew = false;
-            delta.clear();
-            for (m, len) in before {
-                let now = self.db.rels[m as usize].len();
-                grew |= now > len;
-                delta.insert(m, (len, now));
-            }
-            if !grew {
-                return Ok(());
-            }
-        }
+        let range = comp.rules.clone();
+        let kept = Kept {
+            first: range.start,
+            head_vars: &self.head_vars[range.clone()],
+            plans: &mut self.plans,
+        };
+        fixpoint(
+            &mut self.db,
+            &self.rules[range],
+            &comp.members,
+            &|_: u32| true,
+            budget,
+            tuples,
+            Some(kept),
+        )
     }
 
     /// A static relation's tuples (`base`, `input`): computed when the machine was built, or,
@@ -824,11 +655,7 @@ impl JoinMachine {
 
     /// Argument 1 of the tuples of `rel` whose argument 0 is the role, sorted.
     fn of_role(&self, rel: Option<RelId>, role: RoleIndex) -> Result<Vec<TermId>> {
-        let Some(&r) = self.roles.get(role) else {
-            return Err(ReasonError::BadRequest(format!(
-                "there is no role number {role}"
-            )));
-        };
+        let r = role_term(&self.roles, role)?;
         let Some(rel) = rel else {
             return Ok(Vec::new());
         };
@@ -840,17 +667,6 @@ impl JoinMachine {
         out.sort_unstable();
         out.dedup();
         Ok(out)
-    }
-
-    fn check_joint(&self, joint: &[TermId]) -> Result<()> {
-        if joint.len() != self.roles.len() {
-            return Err(ReasonError::BadRequest(format!(
-                "a joint move needs {} moves, one per role; got {}",
-                self.roles.len(),
-                joint.len()
-            )));
-        }
-        Ok(())
     }
 }
 
@@ -888,7 +704,7 @@ impl StateMachine for JoinMachine {
     }
 
     fn next_state(&mut self, state: &JoinState, joint: &[TermId]) -> Result<JoinState> {
-        self.check_joint(joint)?;
+        check_joint(&self.roles, joint)?;
         self.load(state, Some(joint));
         let Some(rel) = self.ask(Ask::Next)? else {
             return Ok(JoinState(Arc::new([])));
@@ -956,7 +772,7 @@ impl StateMachine for JoinMachine {
         joint: &[TermId],
         role: RoleIndex,
     ) -> Result<Vec<TermId>> {
-        self.check_joint(joint)?;
+        check_joint(&self.roles, joint)?;
         self.load(state, Some(joint));
         let rel = self.ask(Ask::Sees)?;
         self.of_role(rel, role)

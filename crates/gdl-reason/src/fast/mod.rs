@@ -429,25 +429,13 @@ impl FastMachine {
     }
 
     fn role_check(&self, role: RoleIndex) -> Result<()> {
-        if role < self.roles.len() {
-            Ok(())
-        } else {
-            Err(ReasonError::BadRequest(format!(
-                "there is no role number {role}"
-            )))
-        }
+        crate::machine::role_term(&self.roles, role).map(drop)
     }
 
     /// Sets the moves of a joint move (checked: one per role, each a move the role can ever
     /// make) on the loaded state.
     fn set_joint(&mut self, joint: &[TermId]) -> Result<()> {
-        if joint.len() != self.roles.len() {
-            return Err(ReasonError::BadRequest(format!(
-                "a joint move needs {} moves, one per role; got {}",
-                self.roles.len(),
-                joint.len()
-            )));
-        }
+        crate::machine::check_joint(&self.roles, joint)?;
         let mut ids = std::mem::take(&mut self.joint);
         ids.clear();
         for (role, &m) in joint.iter().enumerate() {

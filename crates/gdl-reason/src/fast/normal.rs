@@ -80,6 +80,19 @@ pub(crate) struct FlatRule {
     pub vars: u32,
 }
 
+impl FlatRule {
+    /// The variables of the head, each once, in the order they occur.
+    pub fn head_vars(&self) -> Vec<u32> {
+        let mut vars = Vec::new();
+        self.head.for_each_var(&mut |v| {
+            if !vars.contains(&v) {
+                vars.push(v)
+            }
+        });
+        vars
+    }
+}
+
 /// Why a program cannot be put in flat form.
 pub(crate) enum NormalError {
     /// Expanding `or` would make more than this many rules of one.
@@ -90,6 +103,23 @@ pub(crate) enum NormalError {
     TooLarge(usize),
     /// A rule body has more literals than this (join planning is quadratic in it).
     LongBody(usize),
+}
+
+impl std::fmt::Display for NormalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NormalError::TooManyBranches(n) => write!(f, "a rule has more than {n} `or` branches"),
+            NormalError::VariableInFact(fact) => write!(
+                f,
+                "the fact `{fact}` has variables: it stands for infinitely many facts"
+            ),
+            NormalError::TooLarge(n) => write!(
+                f,
+                "the rules, their `or`s expanded, have more than {n} literals"
+            ),
+            NormalError::LongBody(n) => write!(f, "a rule has more than {n} literals"),
+        }
+    }
 }
 
 /// Literals the flat rules of a program may have in all, and one rule.

@@ -26,7 +26,9 @@ use rustc_hash::FxHashMap;
 use self::compile::{Compiled, compile, tuple};
 pub use self::eval::Limits;
 use self::eval::{Ctx, Evaluator, Inputs, MOVES, STATE};
-use crate::machine::{Batch, ReasonError, Result, RoleIndex, StateMachine, Until};
+use crate::machine::{
+    Batch, ReasonError, Result, RoleIndex, StateMachine, Until, check_joint, role_term,
+};
 use crate::terms::{TermId, TermStore};
 
 /// A state: the fluents true in it, sorted by id.
@@ -203,17 +205,6 @@ impl ReferenceMachine {
         self.inputs.does = does;
     }
 
-    fn check_joint(&self, joint: &[TermId]) -> Result<()> {
-        if joint.len() != self.roles.len() {
-            return Err(ReasonError::BadRequest(format!(
-                "a joint move needs {} moves, one per role; got {}",
-                self.roles.len(),
-                joint.len()
-            )));
-        }
-        Ok(())
-    }
-
     /// Every tuple of `rel` matching `args` (`None`: any value), in id order.
     fn query(&mut self, rel: RelId, args: &[Option<TermId>]) -> Result<Vec<TermId>> {
         let cx = Ctx {
@@ -239,11 +230,7 @@ impl ReferenceMachine {
 
     /// The second arguments of the `relation` tuples whose first argument is the role.
     fn of_role(&mut self, r: Reserved, role: RoleIndex) -> Result<Vec<TermId>> {
-        let Some(&role_term) = self.roles.get(role) else {
-            return Err(ReasonError::BadRequest(format!(
-                "there is no role number {role}"
-            )));
-        };
+        let role_term = role_term(&self.roles, role)?;
         let Some(rel) = self.rel(r) else {
             return Ok(Vec::new());
         };
@@ -288,7 +275,7 @@ impl StateMachine for ReferenceMachine {
     }
 
     fn next_state(&mut self, state: &ReferenceState, joint: &[TermId]) -> Result<ReferenceState> {
-        self.check_joint(joint)?;
+        check_joint(&self.roles, joint)?;
         self.ensure_state(state);
         let Some(next) = self.rel(Reserved::Next) else {
             return Ok(ReferenceState(Arc::new([])));
@@ -309,13 +296,9 @@ impl StateMachine for ReferenceMachine {
         joint: &[TermId],
         role: RoleIndex,
     ) -> Result<Vec<TermId>> {
-        self.check_joint(joint)?;
+        check_joint(&self.roles, joint)?;
         self.ensure_state(state);
-        if role >= self.roles.len() {
-            return Err(ReasonError::BadRequest(format!(
-                "there is no role number {role}"
-            )));
-        }
+        role_term(&self.roles, role)?;
         if self.rel(Reserved::Sees).is_none() {
             return Ok(Vec::new());
         }

@@ -168,17 +168,18 @@ fn stepped_playouts(
                 return Ok(());
             }
             if machine.is_terminal(&state)? {
-                if percepts {
-                    tally.rollouts += 1;
-                    tally.finished_moves += steps;
+                // With percepts, the goals are not evaluated.
+                let goals = if percepts {
+                    Ok(())
                 } else {
-                    match machine.goals(&state) {
-                        Ok(_) => {
-                            tally.rollouts += 1;
-                            tally.finished_moves += steps;
-                        }
-                        Err(e) => failed(tally, e)?,
+                    machine.goals(&state).map(drop)
+                };
+                match goals {
+                    Ok(()) => {
+                        tally.rollouts += 1;
+                        tally.finished_moves += steps;
                     }
+                    Err(e) => failed(tally, e)?,
                 }
                 break;
             }

@@ -5,10 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use gdl_reason::fast::BuildError;
-use gdl_reason::fast::joins::{JoinLimits, JoinMachine};
 use gdl_reason::reference::Limits;
-use gdl_reason::{EngineChoice, FastMachine, Machine, ReferenceMachine};
+use gdl_reason::{EngineChoice, Machine, ReferenceMachine};
 use gdl_syntax::SourceFile;
 use gdl_validate::{CrossCheck, Options, Report, Subject, Verdict};
 use serde_json::json;
@@ -152,52 +150,38 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Resul
                     return Ok(refused("validate", reporter, &input, &diagnostics));
                 }
             };
-            let fast = FastMachine::new(&checked);
+            // The fast engine as `Machine` builds it: a network, or the join tier.
+            let fast = Machine::build(&checked, EngineChoice::Fast, limits);
             drop(spinner);
             match fast {
-                Ok(fast) => match CrossCheck::new(reference, fast, ("reference", "fast")) {
-                    Ok(mut pair) => {
-                        let _spinner = validating();
-                        (run_on(&mut pair, &options), "reference+fast".to_string())
+                Ok(fast) if fast.fallback().is_none() => {
+                    if let Some(reason) = fast.join_tier() {
+                        note(format!(
+                            "too large for the fast engine's network ({reason}); cross-checking its join tier"
+                        ));
                     }
-                    Err(e) => {
-                        reporter.message(&format!("ggp validate: {}: {e}", input.name));
-                        return Ok(INPUT_ERRORS);
-                    }
-                },
-                Err(e) => {
-                    let reason = build_error_text(e);
-                    // Too large for a network: the fast engine's join tier, if it builds.
-                    let joins = JoinLimits {
-                        time: limits.time,
-                        ..JoinLimits::default()
-                    };
-                    match JoinMachine::new(&checked, joins) {
-                        Ok(joins) => {
-                            note(format!(
-                                "too large for the fast engine's network ({reason}); cross-checking its join tier"
-                            ));
-                            match CrossCheck::new(reference, joins, ("reference", "fast")) {
-                                Ok(mut pair) => {
-                                    let _spinner = validating();
-                                    (run_on(&mut pair, &options), "reference+fast".to_string())
-                                }
-                                Err(e) => {
-                                    reporter.message(&format!("ggp validate: {}: {e}", input.name));
-                                    return Ok(INPUT_ERRORS);
-                                }
-                            }
+                    match CrossCheck::new(reference, fast, ("reference", "fast")) {
+                        Ok(mut pair) => {
+                            let _spinner = validating();
+                            (run_on(&mut pair, &options), "reference+fast".to_string())
                         }
                         Err(e) => {
-                            let why = build_error_text(e);
-                            note(format!(
-                                "the fast engine cannot compile this game ({reason}; with join plans: {why}); nothing to cross-check, using the reference engine alone"
-                            ));
-                            let mut reference = reference;
-                            let _spinner = validating();
-                            (run_on(&mut reference, &options), "reference".to_string())
+                            reporter.message(&format!("ggp validate: {}: {e}", input.name));
+                            return Ok(INPUT_ERRORS);
                         }
                     }
+                }
+                built => {
+                    let reason = match &built {
+                        Ok(m) => m.fallback().unwrap_or_default().to_string(),
+                        Err(d) => d.first().map(|d| d.message.clone()).unwrap_or_default(),
+                    };
+                    note(format!(
+                        "the fast engine cannot compile this game ({reason}); nothing to cross-check, using the reference engine alone"
+                    ));
+                    let mut reference = reference;
+                    let _spinner = validating();
+                    (run_on(&mut reference, &options), "reference".to_string())
                 }
             }
         }
@@ -269,13 +253,6 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Resul
     }
     out::print(&text)?;
     Ok(status)
-}
-
-fn build_error_text(e: BuildError) -> String {
-    match e {
-        BuildError::Unsupported(reason) => reason,
-        BuildError::Invalid(d) => d.first().map(|d| d.message.clone()).unwrap_or_default(),
-    }
 }
 
 fn run_on<M: Subject>(machine: &mut M, options: &Options) -> Report {
