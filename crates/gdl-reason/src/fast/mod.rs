@@ -1485,6 +1485,51 @@ mod tests {
         assert_eq!(out.steps, 7 * 3 + 7 * 2);
     }
 
+    /// Two players take turns swapping the marks of two neighbouring cells of eight; a cell
+    /// keeps its mark unless the move made touches it (the frame axiom of breakthrough: an OR
+    /// over the moves of both roles, which the runtime evaluates as a move set).
+    const SWAPS: &str = "(role a) (role b) (init (cell 1 x)) (init (cell 2 o)) (init (cell 3 x))
+         (init (cell 4 x)) (init (cell 5 o)) (init (cell 6 o)) (init (cell 7 x)) (init (cell 8 o))
+         (init (cell 9 x)) (init (cell 10 o)) (init (cell 11 o)) (init (cell 12 x))
+         (init (control a)) (init (t 0))
+         (adj 1 2) (adj 2 3) (adj 3 4) (adj 4 5) (adj 5 6) (adj 6 7) (adj 7 8) (adj 8 9)
+         (adj 9 10) (adj 10 11) (adj 11 12)
+         (<= (legal ?r (swap ?f ?t)) (true (control ?r)) (adj ?f ?t))
+         (<= (legal a noop) (true (control b))) (<= (legal b noop) (true (control a)))
+         (<= (next (cell ?t ?v)) (does ?r (swap ?f ?t)) (true (cell ?f ?v)))
+         (<= (next (cell ?f ?v)) (does ?r (swap ?f ?t)) (true (cell ?t ?v)))
+         (<= (next (cell ?c ?v)) (true (cell ?c ?v)) (does ?r (swap ?f ?t))
+             (apart ?c ?f) (apart ?c ?t))
+         (<= (apart ?c ?d) (adj ?c ?e) (adj ?f ?d) (distinct ?c ?d))
+         (<= (apart ?c ?d) (adj ?e ?c) (adj ?f ?d) (distinct ?c ?d))
+         (<= (apart ?c ?d) (adj ?c ?e) (adj ?d ?f) (distinct ?c ?d))
+         (<= (apart ?c ?d) (adj ?e ?c) (adj ?d ?f) (distinct ?c ?d))
+         (<= (next (control a)) (true (control b))) (<= (next (control b)) (true (control a)))
+         (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n))
+         (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6)
+         (<= terminal (true (t 6)))
+         (<= (goal a 100) (true (cell 1 x))) (<= (goal a 0) (not (true (cell 1 x))))
+         (<= (goal b 100) (true (cell 1 o))) (<= (goal b 0) (not (true (cell 1 o))))";
+
+    #[test]
+    fn frame_axioms_over_moves_are_move_sets() {
+        let m = FastMachine::from_text(SWAPS).unwrap();
+        assert!(m.rt.move_sets() > 0, "the frame axiom is a move set");
+        agrees_with_reference(SWAPS, 20);
+        // Read by another gate as well as by `next` (`(saw ?c)`: a move not touching `?c` was
+        // made and `?c` holds `x`), and with `legal` depending on the moves, so that
+        // the moves are switched off after each transition.
+        let more = format!(
+            "{SWAPS} (<= (next (saw ?c)) (true (cell ?c x)) (does ?r (swap ?f ?t))
+                 (apart ?c ?f) (apart ?c ?t))
+             (<= (legal b noop) (true (control b)) (does a noop))"
+        );
+        let m = FastMachine::from_text(&more).unwrap();
+        assert!(m.rt.clears_inputs());
+        assert!(m.rt.move_sets() > 0);
+        agrees_with_reference(&more, 20);
+    }
+
     /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and
     /// mend; the goal is whether a path leads from `a` back to `a`. The base case of `path`
     /// comes with each test.

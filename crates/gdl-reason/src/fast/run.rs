@@ -17,6 +17,17 @@
 //! (they are *armed*). When the guard flips, only its armed gates are visited. A guarded
 //! gate's value is `armed ∧ guard` (the guard's propagated value).
 //!
+//! **Move sets.** An OR gate over inputs only (directly or through other such gates) holds
+//! when some role's move is one of a set: breakthrough's frame axiom says a cell keeps its
+//! piece if the move made, by either role, does not touch it. Through counters, every move
+//! switched would update the OR gates of every cell it does not touch (about 60 each way as
+//! the turn passes) for the few whose values change. Such a gate is set like a source
+//! instead: each input has a bitset of the gates above it, the gates' values are the OR of
+//! the bitsets of the inputs on, and when moves switch only the words under the inputs
+//! switched are computed again; the gates whose bits changed are set and propagate as usual
+//! (breakthrough: one playout at a time twice as fast; callgrind: 12,300 → 5,500
+//! instructions per step).
+//!
 //! **Blocks.** Gates in a cycle (recursion within a state: paths, connected groups) are
 //! evaluated together, by least fixpoint, when an input from outside the block changes:
 //! counters cannot do it, since a cycle of true gates would keep itself true after its support
@@ -147,6 +158,24 @@ pub(crate) struct Runtime {
     block_of: Vec<u32>,
     mark_start: Vec<u32>,
     block_marks: Vec<u32>,
+    /// Move sets: OR gates over inputs only (directly or through other such gates; the frame
+    /// axiom's "some move not touching this cell"). Each such gate read by anything else has a
+    /// bit; each input a bitset of the gates it is under (`set_bits[set_slot[node] * set_width
+    /// ..]`, and a mask of its nonzero words, `set_mask[set_slot[node] * set_mask_width..]`).
+    /// The gates' values (`set_value`) are the OR of the bitsets of the inputs on (their slots:
+    /// `on_slot`), and a gate whose value changes is set like a source: its inputs have no
+    /// edges to it.
+    set_node: Vec<u32>,
+    set_width: usize,
+    set_slot: Vec<u32>,
+    set_bits: Vec<u64>,
+    set_mask_width: usize,
+    set_mask: Vec<u64>,
+    set_value: Vec<u64>,
+    on_slot: Vec<u32>,
+    /// The words of `set_value` to compute again, a bit each (the inputs switched since the
+    /// last computation).
+    set_dirty: Vec<u64>,
     /// Scratch space of a block's evaluation: a count and a value per member, and a queue.
     block_count: Vec<u32>,
     block_value: Vec<bool>,
@@ -237,6 +266,15 @@ impl Runtime {
         let sees_lazy: Vec<u32> = (0..lazy.len() as u32)
             .filter(|&i| in_sees[i as usize])
             .collect();
+        let sets = MoveSets::new(net, &eager, &block_of);
+        // Edges into move sets are not followed.
+        for (k, ins) in net.inputs.iter().enumerate() {
+            if sets.member[k] {
+                for &r in ins {
+                    fanout[node_of(r) as usize] -= 1;
+                }
+            }
+        }
         // Guards.
         let mut guard = vec![NONE; n];
         let mut flags = vec![0u32; n];
@@ -339,7 +377,8 @@ impl Runtime {
         // Successors, without the edges that propagation does not follow: from guards to the
         // gates they guard, into lazy gates (evaluated on demand), into blocks (which are
         // marked instead).
-        let skip_edge = |k: usize, r: Ref| guard[k] == r || is_lazy(k) || block_of[k] != NONE;
+        let skip_edge =
+            |k: usize, r: Ref| guard[k] == r || is_lazy(k) || block_of[k] != NONE || sets.member[k];
         let (out_start, edges) = csr(
             n,
             net.inputs.iter().enumerate().flat_map(|(k, ins)| {
@@ -498,6 +537,15 @@ impl Runtime {
             block_of,
             mark_start,
             block_marks,
+            set_width: sets.width,
+            set_value: vec![0; sets.width],
+            set_dirty: vec![0; sets.width.div_ceil(64)],
+            set_mask_width: sets.width.div_ceil(64),
+            set_node: sets.node,
+            set_slot: sets.slot,
+            set_bits: sets.bits,
+            set_mask: sets.mask,
+            on_slot: vec![NONE; roles],
             block_count: vec![0; largest],
             block_value: vec![false; largest],
             block_queue: Vec::with_capacity(largest),
@@ -516,6 +564,10 @@ impl Runtime {
                         }
                     }
                 }
+                continue;
+            }
+            if sets.member[k] {
+                // Every input is off: false (a move set's value is set like a source's).
                 continue;
             }
             let ins = &net.inputs[k];
@@ -943,19 +995,86 @@ impl Runtime {
     /// Sets the moves being made: `moves[r]` for role `r` (a move number).
     pub fn set_moves(&mut self, moves: &[u32]) {
         for (role, &m) in moves.iter().enumerate() {
-            let node = self.move_node[m as usize];
-            let old = self.on[role];
-            if old != node {
-                if old != NONE {
-                    self.set(old, false);
-                }
-                if node != NONE {
-                    self.set(node, true);
-                }
-                self.on[role] = node;
-            }
+            self.switch(role, self.move_node[m as usize]);
+        }
+        if self.set_width != 0 {
+            self.settle_sets();
         }
         self.run();
+    }
+
+    /// Switches role `role`'s input to `node` (`NONE`: none); the move sets under the inputs
+    /// switched are computed again by [`Runtime::settle_sets`].
+    #[inline(always)]
+    fn switch(&mut self, role: usize, node: u32) {
+        let old = self.on[role];
+        if old == node {
+            return;
+        }
+        if old != NONE {
+            self.set(old, false);
+        }
+        if node != NONE {
+            self.set(node, true);
+        }
+        self.on[role] = node;
+        if self.set_width != 0 {
+            self.switch_sets(role, old, node);
+        }
+    }
+
+    /// The move sets' part of [`Runtime::switch`]: the words under either input are to be
+    /// computed again.
+    fn switch_sets(&mut self, role: usize, old: u32, node: u32) {
+        let slot_of = |k: u32| {
+            if k == NONE {
+                NONE
+            } else {
+                self.set_slot[k as usize]
+            }
+        };
+        let (was, now) = (slot_of(old), slot_of(node));
+        let mw = self.set_mask_width;
+        for slot in [was, now] {
+            if slot != NONE {
+                let mask = &self.set_mask[slot as usize * mw..(slot as usize + 1) * mw];
+                for (d, &m) in self.set_dirty.iter_mut().zip(mask) {
+                    *d |= m;
+                }
+            }
+        }
+        self.on_slot[role] = now;
+    }
+
+    /// Computes again the words of the move sets' values that the inputs switched since the
+    /// last call may have changed, and sets the gates whose values changed.
+    fn settle_sets(&mut self) {
+        for dw in 0..self.set_dirty.len() {
+            let mut dirty = std::mem::take(&mut self.set_dirty[dw]);
+            while dirty != 0 {
+                let w = dw * 64 + dirty.trailing_zeros() as usize;
+                dirty &= dirty - 1;
+                let mut word = 0;
+                for &slot in &self.on_slot {
+                    if slot != NONE {
+                        word |= self.set_bits[slot as usize * self.set_width + w];
+                    }
+                }
+                let mut diff = word ^ self.set_value[w];
+                self.set_value[w] = word;
+                while diff != 0 {
+                    let b = diff.trailing_zeros() as usize;
+                    diff &= diff - 1;
+                    self.set(self.set_node[w * 64 + b], word >> b & 1 == 1);
+                }
+            }
+        }
+    }
+
+    /// How many gates are evaluated as move sets.
+    #[cfg(test)]
+    pub fn move_sets(&self) -> usize {
+        self.set_node.len()
     }
 
     /// Whether inputs are switched off after each transition.
@@ -967,11 +1086,10 @@ impl Runtime {
     /// depend on the moves).
     pub fn clear_moves(&mut self) {
         for role in 0..self.on.len() {
-            let old = self.on[role];
-            if old != NONE {
-                self.set(old, false);
-                self.on[role] = NONE;
-            }
+            self.switch(role, NONE);
+        }
+        if self.set_width != 0 {
+            self.settle_sets();
         }
         self.run();
     }
@@ -998,5 +1116,136 @@ impl Runtime {
         }
         self.run();
         self.flips = flips;
+    }
+}
+
+/// The move sets of a network (see [`Runtime`]'s `set_node`): which gates are OR gates over
+/// inputs only, and, for those read by anything else, the bitsets of the inputs under them.
+struct MoveSets {
+    /// Whether each node is such a gate (its incoming edges are not followed).
+    member: Vec<bool>,
+    node: Vec<u32>,
+    width: usize,
+    slot: Vec<u32>,
+    bits: Vec<u64>,
+    mask: Vec<u64>,
+}
+
+/// Move sets whose bitsets would take more words than this are left to the gates' counters.
+const MOVE_SET_WORDS: usize = 1 << 22;
+
+impl MoveSets {
+    fn new(net: &Net, eager: &[bool], block_of: &[u32]) -> MoveSets {
+        let n = net.kinds.len();
+        let is_input = |r: Ref| matches!(net.kinds[node_of(r) as usize], Kind::Input(_));
+        // Inputs come before the gates that read them, so one pass in index order finds them.
+        let mut member = vec![false; n];
+        for k in 0..n {
+            member[k] = net.kinds[k] == Kind::Or
+                && eager[k]
+                && block_of[k] == NONE
+                && !net.inputs[k].is_empty()
+                && net.inputs[k]
+                    .iter()
+                    .all(|&r| !is_negated(r) && (is_input(r) || member[node_of(r) as usize]));
+        }
+        // Those whose values are read: by a gate that is not one, or as an output.
+        let mut read = vec![false; n];
+        for (k, ins) in net.inputs.iter().enumerate() {
+            if !member[k] {
+                for &r in ins {
+                    read[node_of(r) as usize] = true;
+                }
+            }
+        }
+        for &r in net
+            .next
+            .iter()
+            .chain(std::iter::once(&net.terminal))
+            .chain(net.legal.iter().flatten().map(|(_, r)| r))
+            .chain(net.goals.iter().flatten().map(|(_, r)| r))
+            .chain(net.sees.iter().flatten().map(|(_, r)| r))
+        {
+            read[node_of(r) as usize] = true;
+        }
+        let node: Vec<u32> = (0..n as u32)
+            .filter(|&k| member[k as usize] && read[k as usize])
+            .collect();
+        let width = node.len().div_ceil(64);
+        let inputs = net
+            .kinds
+            .iter()
+            .filter(|k| matches!(k, Kind::Input(_)))
+            .count();
+        let none = MoveSets {
+            member: vec![false; n],
+            node: Vec::new(),
+            width: 0,
+            slot: vec![NONE; n],
+            bits: Vec::new(),
+            mask: Vec::new(),
+        };
+        if node.is_empty() || width.saturating_mul(inputs) > MOVE_SET_WORDS {
+            return none;
+        }
+        // Each read gate's inputs, through the gates under it.
+        let mut slot = vec![NONE; n];
+        let mut owners: Vec<u32> = Vec::new();
+        let mut bits: Vec<u64> = Vec::new();
+        let mut seen = vec![u32::MAX; n];
+        let mut stack = Vec::new();
+        for (j, &g) in node.iter().enumerate() {
+            stack.push(g);
+            seen[g as usize] = j as u32;
+            while let Some(k) = stack.pop() {
+                for &r in &net.inputs[k as usize] {
+                    let i = node_of(r);
+                    if std::mem::replace(&mut seen[i as usize], j as u32) == j as u32 {
+                        continue;
+                    }
+                    if is_input(r) {
+                        if slot[i as usize] == NONE {
+                            slot[i as usize] = owners.len() as u32;
+                            owners.push(i);
+                            bits.resize(bits.len() + width, 0);
+                        }
+                        bits[slot[i as usize] as usize * width + j / 64] |= 1 << (j % 64);
+                    } else {
+                        stack.push(i);
+                    }
+                }
+            }
+        }
+        let mask_width = width.div_ceil(64);
+        let mut mask = vec![0u64; owners.len() * mask_width];
+        for s in 0..owners.len() {
+            for w in 0..width {
+                if bits[s * width + w] != 0 {
+                    mask[s * mask_width + w / 64] |= 1 << (w % 64);
+                }
+            }
+        }
+        // Worth it where an input switched would update many gates' counters (edges into the
+        // sets, per input under one) for the words computed again instead (the nonzero words
+        // of an input's bitset, each an OR over the roles' inputs): by callgrind, breakthrough
+        // 19 updates against 5 words (twice as fast), chineseCheckers4 1 against 4 (3 % more
+        // instructions per step).
+        let edges: usize = (0..n)
+            .filter(|&k| member[k])
+            .map(|k| net.inputs[k].len())
+            .sum();
+        let words = mask.iter().map(|m| m.count_ones()).sum::<u32>() as usize;
+        let roles = net.legal.len().max(1);
+        if edges < 2 * words * roles {
+            return none;
+        }
+        MoveSets {
+            member,
+            node,
+            width,
+            slot,
+            bits,
+            mask,
+        }
     }
 }
