@@ -9,7 +9,8 @@
 //! - `decompose`: rules split by eliminating existential variables.
 //! - `net`: the network, simplified; cycles of gates (recursion within a state) as blocks.
 //! - `run`: counters, propagation, legal moves and next-state bits kept by triggers, guarded
-//!   gates, blocks evaluated by least fixpoint, lazy goals.
+//!   gates, move sets (OR gates over moves only, as bitsets), blocks evaluated by least
+//!   fixpoint, lazy goals.
 //! - `lanes`: bit-parallel playouts ([`StateMachine::playouts`]): every node a word of
 //!   [`LANES`] bits, a bit per playout, the network evaluated in node order with word operations.
 //!
