@@ -11,6 +11,12 @@
 //! and one playout at a time; here each gate costs a few word operations shared by `LANES`
 //! playouts, which is cheaper for every game measured (see `docs/benchmarks.md`).
 //!
+//! Each lane's moves are drawn from its legal moves in two passes over the role's legal
+//! gates (count, then take the one drawn): lane by lane, or, where the role has few legal
+//! gates against the legal moves of all lanes, with bit-sliced counters (a word of lanes per
+//! bit of every lane's count), a few word operations a gate for all lanes at once. Both take
+//! the same moves from the same random numbers.
+//!
 //! A lane that reaches a terminal state (or the step limit) starts again from the first state
 //! at the next step, so all lanes stay busy. Blocks (gates in a positive cycle) are evaluated
 //! by iterating them from false until nothing changes: their least fixpoint, lane by lane.
@@ -21,6 +27,12 @@ use crate::machine::{Batch, MAX_LINE, Rollouts};
 use crate::terms::TermId;
 
 use super::net::{Kind, Net, Ref, node_of};
+
+/// The cost of a gate in the bit-sliced passes, and of each of its counters' bits, counted in
+/// legal moves of one lane in the lane-by-lane passes (from `perf annotate`: a word operation
+/// on all lanes against some fifteen instructions a legal move; see `docs/benchmarks.md`).
+const SLICED_GATE: u64 = 9;
+const SLICED_PLANE: u64 = 1;
 
 /// Words per value.
 const W: usize = 8;
@@ -51,6 +63,52 @@ fn and(a: &V, b: &V) -> V {
 #[inline(always)]
 fn popcount(v: &V) -> u64 {
     v.iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
+/// The value of a node reference in every lane.
+#[inline(always)]
+fn value(vals: &[V], r: Ref) -> V {
+    let v = vals[node_of(r) as usize];
+    let m = mask(r);
+    std::array::from_fn(|w| v[w] ^ m)
+}
+
+/// Adds one to the bit-sliced counters `planes` in the lanes of `lanes` (the counters have
+/// room: see [`Lanes::counts`]).
+#[inline(always)]
+fn add_one(planes: &mut [V], lanes: &V) {
+    let mut carry = *lanes;
+    for p in planes {
+        let mut more = 0;
+        for w in 0..W {
+            let c = p[w] & carry[w];
+            p[w] ^= carry[w];
+            carry[w] = c;
+            more |= c;
+        }
+        if more == 0 {
+            return;
+        }
+    }
+}
+
+/// Subtracts one from the bit-sliced counters `planes` in the lanes of `lanes` (where they are
+/// not zero).
+#[inline(always)]
+fn sub_one(planes: &mut [V], lanes: &V) {
+    let mut borrow = *lanes;
+    for p in planes {
+        let mut more = 0;
+        for w in 0..W {
+            let b = !p[w] & borrow[w];
+            p[w] ^= borrow[w];
+            borrow[w] = b;
+            more |= b;
+        }
+        if more == 0 {
+            return;
+        }
+    }
 }
 
 /// Calls `f` with every lane whose bit is set.
@@ -139,7 +197,15 @@ pub(crate) struct Lanes {
     next_vals: Vec<V>,
     /// Input nodes switched on in this step.
     touched: Vec<u32>,
-    /// A role's legal moves in this step: lane and move.
+    /// Bit-sliced counters, a word of lanes per bit (plane `b`: bit `b` of every lane's
+    /// count): how many legal moves each lane's role has, then how many of them to pass over
+    /// before the one drawn. `planes[role]` are enough for the role's legal moves.
+    planes: Vec<u32>,
+    counts: Vec<V>,
+    remaining: Vec<V>,
+    /// The bit-sliced passes' cost for each role, in the lane-by-lane passes' legal moves.
+    sliced_cost: Vec<u64>,
+    /// A role's legal moves in this step, lane by lane: lane and move.
     pairs: Vec<(u32, u32)>,
     /// Each lane's moves so far (`MAX_LINE` each), when best lines are kept (allocated then).
     trace: Vec<u32>,
@@ -220,6 +286,13 @@ impl Lanes {
         );
         let goal_need = cone(&mut net.goals.iter().flatten().map(|&(_, r)| r));
 
+        // Bits enough to count each role's legal moves.
+        let planes: Vec<u32> = net
+            .legal
+            .iter()
+            .map(|list| (usize::BITS - list.len().leading_zeros()).max(1))
+            .collect();
+        let most = planes.iter().copied().max().unwrap_or(1) as usize;
         let mut lanes = Lanes {
             gates: Vec::new(),
             refs: Vec::new(),
@@ -250,6 +323,15 @@ impl Lanes {
             nodes: n,
             next_vals: vec![ZERO; net.next.len()],
             touched: Vec::new(),
+            sliced_cost: net
+                .legal
+                .iter()
+                .zip(&planes)
+                .map(|(list, &p)| list.len() as u64 * (SLICED_GATE + SLICED_PLANE * u64::from(p)))
+                .collect(),
+            planes,
+            counts: vec![ZERO; most],
+            remaining: vec![ZERO; most],
             pairs: Vec::new(),
             trace: Vec::new(),
         };
@@ -302,6 +384,13 @@ impl Lanes {
         Some(lanes)
     }
 
+    /// Makes every step choose moves bit-sliced (`true`) or lane by lane (`false`).
+    #[cfg(test)]
+    pub fn choose_sliced(&mut self, sliced: bool) {
+        let cost = if sliced { 0 } else { u64::MAX };
+        self.sliced_cost.fill(cost);
+    }
+
     /// Allocates the nodes' values (`LANES` bits each) if not done yet; false when there is
     /// not the memory (the caller then plays one playout at a time).
     pub fn allocate(&mut self) -> bool {
@@ -319,9 +408,7 @@ impl Lanes {
 
     #[inline(always)]
     fn get(&self, r: Ref) -> V {
-        let v = self.vals[node_of(r) as usize];
-        let m = mask(r);
-        std::array::from_fn(|w| v[w] ^ m)
+        value(&self.vals, r)
     }
 
     #[inline(always)]
@@ -423,6 +510,9 @@ impl Lanes {
         let mut origin = [0u32; LANES];
         let mut count_legal = [0u32; LANES];
         let mut pick = [0u32; LANES];
+        // Each role's legal moves in all lanes in the step before (at first: as many as could
+        // be).
+        let mut legal_before = vec![u64::MAX; roles];
         let mut lane_goals = vec![[0u8; LANES]; if record.is_some() || lines { roles } else { 0 }];
         let mut current: Vec<LanePlayout> = if record.is_some() {
             vec![LanePlayout::default(); LANES]
@@ -512,17 +602,40 @@ impl Lanes {
                     record.push(p);
                 });
             }
-            // Every moving lane's moves: the legal ones, lane by lane, in one pass over the
-            // role's legal gates, then a random one of each lane's.
-            for role in 0..roles {
+            // Every moving lane's moves: a random one of each lane's legal moves, in two passes
+            // over the role's legal gates, the first counting each lane's legal moves, the
+            // second taking in each lane the one drawn. Lane by lane, a pass costs an operation
+            // for each legal move of each lane; bit-sliced (counters a word of lanes per bit),
+            // a few word operations for each gate, for all lanes at once: the cheaper, by the
+            // role's legal moves in the step before, is taken.
+            for (role, before) in legal_before.iter_mut().enumerate() {
+                let sliced = self.sliced_cost[role] < *before;
+                let planes = self.planes[role] as usize;
                 count_legal[..].fill(0);
                 self.pairs.clear();
-                for &(m, r) in &self.legal[role] {
-                    let v = and(&self.get(r), &moving);
-                    for_lanes(&v, |lane| {
-                        count_legal[lane] += 1;
-                        self.pairs.push((lane as u32, m));
-                    });
+                if sliced {
+                    let counts = &mut self.counts[..planes];
+                    counts.fill(ZERO);
+                    for &(_, r) in &self.legal[role] {
+                        let v = and(&value(&self.vals, r), &moving);
+                        if any(&v) {
+                            add_one(counts, &v);
+                        }
+                    }
+                    *before = 0;
+                    for (b, plane) in counts.iter().enumerate() {
+                        *before += popcount(plane) << b;
+                        for_lanes(plane, |lane| count_legal[lane] += 1 << b);
+                    }
+                } else {
+                    for &(m, r) in &self.legal[role] {
+                        let v = and(&value(&self.vals, r), &moving);
+                        for_lanes(&v, |lane| {
+                            count_legal[lane] += 1;
+                            self.pairs.push((lane as u32, m));
+                        });
+                    }
+                    *before = self.pairs.len() as u64;
                 }
                 let mut stuck = None;
                 for_lanes(&moving, |lane| {
@@ -548,27 +661,82 @@ impl Lanes {
                         kind: LaneErrorKind::NoLegalMove,
                     });
                 }
-                for &(lane, m) in &self.pairs {
-                    let lane = lane as usize;
-                    if pick[lane] == 0 {
-                        let node = self.input[m as usize];
-                        if node != NONE {
-                            self.vals[node as usize][lane / 64] |= 1 << (lane % 64);
-                            self.touched.push(node);
+                // What is kept of the move taken in a lane.
+                let keeps = lines || !current.is_empty();
+                let mut keep = |lane: usize, m: u32| {
+                    if lines && steps[lane] < MAX_LINE {
+                        self.trace[lane * MAX_LINE + steps[lane]] = m;
+                    }
+                    if let Some(p) = current.get_mut(lane) {
+                        if p.moves.len() <= steps[lane] {
+                            p.moves.push(vec![0; roles]);
+                            p.legal_counts.push(vec![0; roles]);
                         }
-                        if lines && steps[lane] < MAX_LINE {
-                            self.trace[lane * MAX_LINE + steps[lane]] = m;
-                        }
-                        if let Some(p) = current.get_mut(lane) {
-                            if p.moves.len() <= steps[lane] {
-                                p.moves.push(vec![0; roles]);
-                                p.legal_counts.push(vec![0; roles]);
+                        p.moves[steps[lane]][role] = m;
+                        p.legal_counts[steps[lane]][role] = count_legal[lane];
+                    }
+                };
+                if !sliced {
+                    for &(lane, m) in &self.pairs {
+                        let lane = lane as usize;
+                        if pick[lane] == 0 {
+                            let node = self.input[m as usize];
+                            if node != NONE {
+                                self.vals[node as usize][lane / 64] |= 1 << (lane % 64);
+                                self.touched.push(node);
                             }
-                            p.moves[steps[lane]][role] = m;
-                            p.legal_counts[steps[lane]][role] = count_legal[lane];
+                            if keeps {
+                                keep(lane, m);
+                            }
+                        }
+                        pick[lane] = pick[lane].wrapping_sub(1);
+                    }
+                    continue;
+                }
+                let remaining = &mut self.remaining[..planes];
+                remaining.fill(ZERO);
+                for_lanes(&moving, |lane| {
+                    let mut k = pick[lane];
+                    while k != 0 {
+                        remaining[k.trailing_zeros() as usize][lane / 64] |= 1 << (lane % 64);
+                        k &= k - 1;
+                    }
+                });
+                let mut pending = moving;
+                for &(m, r) in &self.legal[role] {
+                    let v = and(&value(&self.vals, r), &pending);
+                    if !any(&v) {
+                        continue;
+                    }
+                    // The lanes where no legal move is left to pass over take this one.
+                    let mut left = ZERO;
+                    for plane in remaining.iter() {
+                        for w in 0..W {
+                            left[w] |= plane[w];
                         }
                     }
-                    pick[lane] = pick[lane].wrapping_sub(1);
+                    let chosen: V = std::array::from_fn(|w| v[w] & !left[w]);
+                    if any(&chosen) {
+                        let node = self.input[m as usize];
+                        if node != NONE {
+                            let val = &mut self.vals[node as usize];
+                            for w in 0..W {
+                                val[w] |= chosen[w];
+                            }
+                            self.touched.push(node);
+                        }
+                        if keeps {
+                            for_lanes(&chosen, |lane| keep(lane, m));
+                        }
+                        pending = std::array::from_fn(|w| pending[w] & !chosen[w]);
+                        if !any(&pending) {
+                            break;
+                        }
+                    }
+                    let passed: V = std::array::from_fn(|w| v[w] & !chosen[w]);
+                    if any(&passed) {
+                        sub_one(remaining, &passed);
+                    }
                 }
             }
             Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.moved);

@@ -1288,6 +1288,28 @@ mod tests {
     }
 
     #[test]
+    fn lanes_choose_the_same_moves_bit_sliced_and_lane_by_lane() {
+        // Many legal moves (the swaps of both roles, where the turn differs from lane to lane)
+        // and few (tic-tac-toe's end); playouts recorded move by move, from one seed.
+        for (text, steps) in [(SWAPS, 100), (TICTACTOE, 100), (SWAPS, 3)] {
+            let mut m = FastMachine::from_text(text).unwrap();
+            let s0 = m.initial_state().unwrap();
+            let mut records = Vec::new();
+            for sliced in [true, false] {
+                m.lanes.as_mut().unwrap().choose_sliced(sliced);
+                let mut rng = SmallRng::seed_from_u64(5);
+                let record = m
+                    .lane_playouts(&s0, 2000, steps, &mut rng)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(record.playouts.len(), 2000);
+                records.push(record.playouts);
+            }
+            assert_eq!(records[0], records[1]);
+        }
+    }
+
+    #[test]
     fn lanes_draw_moves_uniformly() {
         for k in [3u64, 65] {
             let moves: String = (1..=k).map(|i| format!("(n {i}) ")).collect();
