@@ -73,37 +73,20 @@ fn value(vals: &[V], r: Ref) -> V {
     std::array::from_fn(|w| v[w] ^ m)
 }
 
-/// Adds one to the bit-sliced counters `planes` in the lanes of `lanes` (the counters have
-/// room: see [`Lanes::counts`]).
+/// Adds one to (`down` false) or subtracts one from (`down` true) the bit-sliced counters
+/// `planes` in the lanes of `lanes`: a ripple of carries or borrows, stopped where none is
+/// left (the counters have room, see [`Lanes::counts`], and are not zero where they go down).
 #[inline(always)]
-fn add_one(planes: &mut [V], lanes: &V) {
+fn step_counters(planes: &mut [V], lanes: &V, down: bool) {
+    let flip = if down { !0 } else { 0 };
     let mut carry = *lanes;
     for p in planes {
         let mut more = 0;
         for w in 0..W {
-            let c = p[w] & carry[w];
+            let c = (p[w] ^ flip) & carry[w];
             p[w] ^= carry[w];
             carry[w] = c;
             more |= c;
-        }
-        if more == 0 {
-            return;
-        }
-    }
-}
-
-/// Subtracts one from the bit-sliced counters `planes` in the lanes of `lanes` (where they are
-/// not zero).
-#[inline(always)]
-fn sub_one(planes: &mut [V], lanes: &V) {
-    let mut borrow = *lanes;
-    for p in planes {
-        let mut more = 0;
-        for w in 0..W {
-            let b = !p[w] & borrow[w];
-            p[w] ^= borrow[w];
-            borrow[w] = b;
-            more |= b;
         }
         if more == 0 {
             return;
@@ -619,7 +602,7 @@ impl Lanes {
                     for &(_, r) in &self.legal[role] {
                         let v = and(&value(&self.vals, r), &moving);
                         if any(&v) {
-                            add_one(counts, &v);
+                            step_counters(counts, &v, false);
                         }
                     }
                     *before = 0;
@@ -735,7 +718,7 @@ impl Lanes {
                     }
                     let passed: V = std::array::from_fn(|w| v[w] & !chosen[w]);
                     if any(&passed) {
-                        sub_one(remaining, &passed);
+                        step_counters(remaining, &passed, true);
                     }
                 }
             }

@@ -79,6 +79,19 @@ pub(crate) struct Net {
 }
 
 impl Net {
+    /// What the network is for: every node reference `legal`, `next`, `terminal`, `goal` and
+    /// `sees` read.
+    pub fn outputs(&self) -> impl Iterator<Item = Ref> + '_ {
+        self.legal
+            .iter()
+            .flatten()
+            .map(|&(_, r)| r)
+            .chain(self.next.iter().copied())
+            .chain(std::iter::once(self.terminal))
+            .chain(self.goals.iter().flatten().map(|&(_, r)| r))
+            .chain(self.sees.iter().flatten().map(|&(_, r)| r))
+    }
+
     /// The block of each node (`u32::MAX`: none).
     pub fn block_of(&self) -> Vec<u32> {
         let mut block_of = vec![u32::MAX; self.kinds.len()];
@@ -436,16 +449,7 @@ fn prune(net: &mut Net) {
             live[k] = true;
         }
     }
-    let outputs = net
-        .legal
-        .iter()
-        .flatten()
-        .map(|&(_, r)| r)
-        .chain(net.next.iter().copied())
-        .chain(std::iter::once(net.terminal))
-        .chain(net.goals.iter().flatten().map(|&(_, r)| r))
-        .chain(net.sees.iter().flatten().map(|&(_, r)| r));
-    for r in outputs.collect::<Vec<_>>() {
+    for r in net.outputs().collect::<Vec<_>>() {
         mark(r, &mut live, &mut stack);
     }
     while let Some(node) = stack.pop() {

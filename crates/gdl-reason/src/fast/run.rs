@@ -161,7 +161,7 @@ pub(crate) struct Runtime {
     /// Move sets: OR gates over inputs only (directly or through other such gates; the frame
     /// axiom's "some move not touching this cell"). Each such gate read by anything else has a
     /// bit; each input a bitset of the gates it is under (`set_bits[set_slot[node] * set_width
-    /// ..]`, and a mask of its nonzero words, `set_mask[set_slot[node] * set_mask_width..]`).
+    /// ..]`, and a mask of its nonzero words, `set_mask[set_slot[node] * set_dirty.len()..]`).
     /// The gates' values (`set_value`) are the OR of the bitsets of the inputs on (their slots:
     /// `on_slot`), and a gate whose value changes is set like a source: its inputs have no
     /// edges to it.
@@ -169,7 +169,6 @@ pub(crate) struct Runtime {
     set_width: usize,
     set_slot: Vec<u32>,
     set_bits: Vec<u64>,
-    set_mask_width: usize,
     set_mask: Vec<u64>,
     set_value: Vec<u64>,
     on_slot: Vec<u32>,
@@ -540,7 +539,6 @@ impl Runtime {
             set_width: sets.width,
             set_value: vec![0; sets.width],
             set_dirty: vec![0; sets.width.div_ceil(64)],
-            set_mask_width: sets.width.div_ceil(64),
             set_node: sets.node,
             set_slot: sets.slot,
             set_bits: sets.bits,
@@ -1034,7 +1032,7 @@ impl Runtime {
             }
         };
         let (was, now) = (slot_of(old), slot_of(node));
-        let mw = self.set_mask_width;
+        let mw = self.set_dirty.len();
         for slot in [was, now] {
             if slot != NONE {
                 let mask = &self.set_mask[slot as usize * mw..(slot as usize + 1) * mw];
@@ -1158,14 +1156,7 @@ impl MoveSets {
                 }
             }
         }
-        for &r in net
-            .next
-            .iter()
-            .chain(std::iter::once(&net.terminal))
-            .chain(net.legal.iter().flatten().map(|(_, r)| r))
-            .chain(net.goals.iter().flatten().map(|(_, r)| r))
-            .chain(net.sees.iter().flatten().map(|(_, r)| r))
-        {
+        for r in net.outputs() {
             read[node_of(r) as usize] = true;
         }
         let node: Vec<u32> = (0..n as u32)
