@@ -179,6 +179,8 @@ pub struct Startup {
     pub aborted: usize,
     /// Tournament matches claimed by servers that are gone, queued again.
     pub requeued: u64,
+    /// Tournament matches claimed by servers that are gone whose match had finished: done.
+    pub done: u64,
     /// Per directory: what importing it did.
     pub imported: Vec<(PathBuf, Result<games::Imported, String>)>,
 }
@@ -201,6 +203,7 @@ impl Gamemaster {
             .map_err(|e| e.message().to_string())?;
         startup.aborted = reaped.aborted.len();
         startup.requeued = reaped.requeued;
+        startup.done = reaped.done;
         let server = tournament::register(&db, config.kind, &host)
             .await
             .map_err(|e| e.message().to_string())?;

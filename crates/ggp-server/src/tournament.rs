@@ -195,6 +195,8 @@ pub struct Reaped {
     pub never_started: Vec<String>,
     /// Scheduled matches queued again.
     pub requeued: u64,
+    /// Scheduled matches whose match had finished when their server went: done.
+    pub done: u64,
 }
 
 /// Which machine and boot this process runs on, for telling whether a server on the same
@@ -897,6 +899,27 @@ pub async fn reap(
                 "UPDATE servers SET stopped = ?1 WHERE id = ?2 AND stopped IS NULL",
                 params![now, id],
             )?;
+            // A claim whose match finished before the server went (gone between recording
+            // the match's end and the row's) was played: done, not played a second time.
+            let finished: Vec<i64> = conn
+                .prepare(
+                    "SELECT DISTINCT q.tournament_ref FROM scheduled q
+                     WHERE q.server_ref = ?1 AND q.status = 'claimed' AND EXISTS (
+                         SELECT 1 FROM served_matches s JOIN matches m USING (match_id)
+                         WHERE s.scheduled_ref = q.id AND m.status = 'finished')",
+                )?
+                .query_map([id], |r| r.get::<_, i64>(0))?
+                .collect::<sql::Result<_>>()?;
+            reaped.done += conn.execute(
+                "UPDATE scheduled SET status = 'done'
+                 WHERE server_ref = ?1 AND status = 'claimed' AND EXISTS (
+                     SELECT 1 FROM served_matches s JOIN matches m USING (match_id)
+                     WHERE s.scheduled_ref = scheduled.id AND m.status = 'finished')",
+                [id],
+            )? as u64;
+            for tournament in finished {
+                finish_if_played(conn, tournament, now)?;
+            }
             reaped.requeued += conn.execute(
                 "UPDATE scheduled SET status = 'queued', server_ref = NULL, claimed = NULL
                  WHERE server_ref = ?1 AND status = 'claimed'",
@@ -1197,18 +1220,28 @@ pub async fn ended(db: &Db, me: Option<i64>, row: i64, how: Ended) -> Result<(),
                 params![why, row, me],
             )?,
         };
-        conn.execute(
-            "UPDATE tournaments SET status = 'finished', finished = ?1
-             WHERE id = (SELECT tournament_ref FROM scheduled WHERE id = ?2)
-               AND format != 'continuous' AND status != 'finished'
-               AND NOT EXISTS (SELECT 1 FROM scheduled s
-                               WHERE s.tournament_ref = tournaments.id
-                                 AND s.status IN ('queued', 'claimed'))",
-            params![now_ms(), row],
+        let tournament: i64 = conn.query_row(
+            "SELECT tournament_ref FROM scheduled WHERE id = ?1",
+            [row],
+            |r| r.get(0),
         )?;
+        finish_if_played(conn, tournament, now_ms())?;
         Ok(())
     })
     .await
+}
+
+/// Ends a tournament (not a continuous one) none of whose scheduled matches is left to play.
+fn finish_if_played(conn: &Conn, tournament: i64, now: i64) -> sql::Result<()> {
+    conn.execute(
+        "UPDATE tournaments SET status = 'finished', finished = ?1
+         WHERE id = ?2 AND format != 'continuous' AND status != 'finished'
+           AND NOT EXISTS (SELECT 1 FROM scheduled s
+                           WHERE s.tournament_ref = tournaments.id
+                             AND s.status IN ('queued', 'claimed'))",
+        params![now, tournament],
+    )?;
+    Ok(())
 }
 
 /// Plays scheduled matches (of every tournament, or of `only`) while the server runs: claims
@@ -1331,7 +1364,7 @@ pub async fn keep_alive(gm: Arc<Gamemaster>) {
         match reap(&gm.db, Some(me), &host, gm.config.dead_after).await {
             Ok(r) if !r.servers.is_empty() => {
                 log(&format!(
-                    "ggp serve: server{} {} gone: {} match{} recorded as aborted, {} scheduled match{} queued again",
+                    "ggp serve: server{} {} gone: {} match{} recorded as aborted, {} scheduled match{} queued again, {} finished before {} went",
                     if r.servers.len() == 1 { "" } else { "s" },
                     r.servers
                         .iter()
@@ -1342,6 +1375,8 @@ pub async fn keep_alive(gm: Arc<Gamemaster>) {
                     if r.aborted.len() == 1 { "" } else { "es" },
                     r.requeued,
                     if r.requeued == 1 { "" } else { "es" },
+                    r.done,
+                    if r.servers.len() == 1 { "it" } else { "they" },
                 ));
                 gm.schedule_changed.notify_waiters();
             }

@@ -91,6 +91,11 @@ on_both!(
     a_person_plays_a_seat_through_the_api_on_postgresql
 );
 on_both!(
+    finished_before_gone,
+    a_match_finished_by_a_server_that_went_before_recording_it_is_not_played_again,
+    a_match_finished_by_a_server_that_went_is_not_played_again_on_postgresql
+);
+on_both!(
     gdl2,
     a_gdl2_match_shows_each_role_only_what_it_sees_while_it_is_played,
     a_gdl2_match_shows_each_role_only_what_it_sees_on_postgresql
@@ -132,13 +137,18 @@ fn everything_stored(s: &Site) -> String {
 }
 
 async fn site(backend: Backend, name: &str) -> Site {
-    let config = Config {
+    site_with(backend, name, |c| c).await
+}
+
+/// A site whose configuration `change` alters first.
+async fn site_with(backend: Backend, name: &str, change: impl FnOnce(Config) -> Config) -> Site {
+    let config = change(Config {
         games: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../games")],
         ping_interval: Duration::from_secs(3600),
         grace: Duration::from_millis(300),
         max_steps: 1000,
         ..Config::new(database(backend, name), ADMIN.into())
-    };
+    });
     let (state, startup) = Gamemaster::start(config).await.unwrap();
     let imported = startup.imported[0].1.as_ref().unwrap();
     assert!(
@@ -1366,4 +1376,90 @@ async fn gdl2(backend: Backend) {
     s.finished(&ttt).await;
     let a = s.get(&format!("/api/matches/{ttt}/views/x")).await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+}
+
+/// A worker that recorded its tournament match's end but went (killed, its machine gone)
+/// before recording that the scheduled match was played: whoever notices it is gone takes the
+/// scheduled match as played with that match, and plays it no second time; the tournament
+/// ends if that was its last.
+async fn finished_before_gone(backend: Backend) {
+    use ggp_server::{live, tournament};
+    // This site plays no tournament match itself and beats its heart once an hour: the
+    // worker here is one made up in the database, taken for gone only when told.
+    let s = site_with(backend, "finished_before_gone", |c| Config {
+        capacity: 0,
+        heartbeat: Duration::from_secs(3600),
+        ..c
+    })
+    .await;
+    let made = s
+        .api(
+            "POST",
+            "/api/tournaments",
+            Some(ADMIN),
+            json!({"games": ["lightsout"], "players": ["random"], "rounds": 1,
+                   "startclock": 1, "playclock": 1, "seed": 3}),
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let id = made.json()["id"].as_i64().unwrap();
+    let db = &s.state.db;
+    let elsewhere = tournament::Host {
+        host: "another-machine".into(),
+        boot: "another-boot".into(),
+        pid: 1,
+    };
+    let worker = tournament::register(db, "worker", &elsewhere)
+        .await
+        .unwrap();
+    let claim = tournament::claim(db, worker, None).await.unwrap().unwrap();
+    assert_eq!(claim.tournament, id);
+    assert!(tournament::claim(db, worker, None).await.unwrap().is_none());
+    // Its match, played to the end; the row stays the worker's (this server's end of it
+    // records nothing for a row that is not its own).
+    s.state
+        .scheduled_running
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let created = live::create(
+        &s.state,
+        live::MatchRequest {
+            game: claim.key.clone(),
+            version: Some(claim.version),
+            players: claim.players.clone(),
+            startclock: claim.start_clock,
+            playclock: claim.play_clock,
+            seed: Some(claim.seed),
+            delay: 0,
+            scheduled: Some(claim.row),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.finished(&created.id).await["status"], "finished");
+    let rows = tournament::scheduled_matches(db, id).await.unwrap();
+    assert_eq!(rows[0].status, "claimed");
+    assert_eq!(rows[0].server, Some(worker));
+
+    // Its heart stops.
+    db.write(move |conn| conn.execute("UPDATE servers SET heartbeat = 0 WHERE id = ?1", [worker]))
+        .await
+        .unwrap();
+    let reaped = tournament::reap(
+        db,
+        s.state.server_id(),
+        &tournament::Host::this(),
+        Duration::from_secs(3),
+    )
+    .await
+    .unwrap();
+    assert_eq!(reaped.servers, vec![worker]);
+    assert_eq!((reaped.done, reaped.requeued), (1, 0), "{reaped:?}");
+    assert!(reaped.aborted.is_empty(), "{reaped:?}");
+    let t = s.get(&format!("/api/tournaments/{id}")).await.json();
+    assert_eq!(t["status"], "finished", "{t}");
+    let row = &t["matches"][0];
+    assert_eq!(row["status"], "done", "{row}");
+    assert_eq!(row["matchId"], created.id.as_str(), "{row}");
+    assert_eq!(row["attempts"], 1, "{row}");
+    assert_eq!(t["standings"][0]["played"], 1, "{t}");
 }

@@ -211,6 +211,9 @@ fn three_workers_and_a_front_end_play_a_round_robin(db: &str) {
         if record["status"] == "aborted" {
             assert!(again["attempts"].as_u64().unwrap() >= 2, "{again}");
             assert_ne!(again["matchId"].as_str().unwrap(), match_id, "{again}");
+        } else if record["status"] == "finished" {
+            // Finished before the kill, the row not yet marked: played, not played again.
+            assert_eq!(again["matchId"].as_str().unwrap(), match_id, "{again}");
         }
     }
     assert!(

@@ -156,6 +156,13 @@ pub fn run(args: Args) -> u8 {
                 if startup.requeued == 1 { "is" } else { "are" }
             );
         }
+        if startup.done > 0 {
+            errln!(
+                "ggp serve: {} tournament match{} claimed by servers that are gone had finished: recorded as played",
+                startup.done,
+                if startup.done == 1 { "" } else { "es" },
+            );
+        }
         if generated && !args.worker {
             errln!(
                 "ggp serve: the admin token (new; choose one with --admin-token or GGP_ADMIN_TOKEN): {admin_token}"
