@@ -186,10 +186,36 @@ pub struct FastMachine {
     input: std::result::Result<Option<Vec<Vec<TermId>>>, String>,
     stats: FastStats,
     joint: Vec<u32>,
+    /// The state playouts started from last, and one playouts start from again and again.
+    starts: Starts,
     /// The network compiled for bit-parallel playouts (`None`: `legal`, `goal` or `terminal`
     /// depend on the moves, and playouts run one at a time).
     lanes: Option<Box<Lanes>>,
 }
+
+/// See [`FastMachine::start_playout`].
+#[derive(Clone)]
+struct Starts {
+    last: Vec<u64>,
+    /// The values of a state, and whether restoring them is cheaper than loading the state.
+    saved: Option<(run::Saved, bool)>,
+    /// [`SAVED_BYTES_PER_CHANGE`] (tests save every state).
+    bytes_per_change: u64,
+}
+
+impl Default for Starts {
+    fn default() -> Starts {
+        Starts {
+            last: Vec::new(),
+            saved: None,
+            bytes_per_change: SAVED_BYTES_PER_CHANGE,
+        }
+    }
+}
+
+/// A node changed or a successor updated while loading a state costs about as much as copying
+/// this many bytes of saved values (measured: see [`FastMachine::start_playout`]).
+const SAVED_BYTES_PER_CHANGE: u64 = 100;
 
 /// The ground term of a ground term of the program.
 fn ground_term(store: &mut TermStore, term: &Term) -> Option<TermId> {
@@ -379,6 +405,7 @@ impl FastMachine {
             input,
             stats,
             joint: Vec::new(),
+            starts: Starts::default(),
             lanes,
         };
         let init = machine.init.clone();
@@ -398,6 +425,8 @@ impl FastMachine {
         if steps > 0 {
             machine.rt = Runtime::new(&network, Some(&flips));
             machine.rt.load(&init.0);
+            // Values saved are the old layout's.
+            machine.starts = Starts::default();
         }
         machine.stats.build = started.elapsed();
         Ok(machine)
@@ -420,11 +449,52 @@ impl FastMachine {
         Ok(())
     }
 
-    /// Makes `state` the network's current state.
+    /// Makes `state` the network's current state to start a playout from. A state playouts
+    /// start from twice in a row has its values saved, if copying them is cheaper than
+    /// propagating what differs (loading it takes more than [`SAVED_BYTES_PER_CHANGE`] bytes
+    /// per node changed or successor updated); while they start from it, it is loaded by a
+    /// copy (flat Monte Carlo's and the benchmark's playouts, ticTacToe and connectFour: a
+    /// fifth of a playout was loading its start).
+    fn start_playout(&mut self, state: &FastState) -> Result<()> {
+        self.check_state(state)?;
+        if self.rt.cur_bits[..] == state.0[..] {
+            return Ok(());
+        }
+        let starts = &mut self.starts;
+        match &starts.saved {
+            Some((saved, worth)) if saved.bits() == &state.0[..] => {
+                if *worth {
+                    self.rt.restore(saved);
+                } else {
+                    self.rt.load(&state.0);
+                }
+            }
+            _ if starts.last[..] == state.0[..] => {
+                let work = self.rt.load_tallied(&state.0);
+                let mut saved = starts.saved.take().map(|s| s.0).unwrap_or_default();
+                self.rt.save(&mut saved);
+                let worth =
+                    saved.bytes() as u64 <= work.saturating_mul(starts.bytes_per_change);
+                starts.saved = Some((saved, worth));
+            }
+            _ => {
+                self.rt.load(&state.0);
+                starts.last.clear();
+                starts.last.extend_from_slice(&state.0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `state` the network's current state (by a copy if it is the state saved by
+    /// [`FastMachine::start_playout`]).
     fn load(&mut self, state: &FastState) -> Result<()> {
         self.check_state(state)?;
         if self.rt.cur_bits[..] != state.0[..] {
-            self.rt.load(&state.0);
+            match &self.starts.saved {
+                Some((saved, true)) if saved.bits() == &state.0[..] => self.rt.restore(saved),
+                _ => self.rt.load(&state.0),
+            }
         }
         Ok(())
     }
@@ -468,13 +538,14 @@ impl FastMachine {
                 found = Some(g);
             }
         }
-        let role_name = self.store.spelled(&self.symbols, self.roles[role]);
+        // The role's name is spelled only for an error (not once a playout).
+        let role_name = || self.store.spelled(&self.symbols, self.roles[role]);
         match (count, found) {
             (1, Some(g)) => g.number.ok_or_else(|| {
-                Fault::NotANumber(&self.store.spelled(&self.symbols, g.value)).error(&role_name)
+                Fault::NotANumber(&self.store.spelled(&self.symbols, g.value)).error(&role_name())
             }),
-            (0, _) => Err(Fault::NoGoal.error(&role_name)),
-            (n, _) => Err(Fault::ManyGoals(n).error(&role_name)),
+            (0, _) => Err(Fault::NoGoal.error(&role_name())),
+            (n, _) => Err(Fault::ManyGoals(n).error(&role_name())),
         }
     }
 }
@@ -602,7 +673,7 @@ impl StateMachine for FastMachine {
         max_steps: usize,
         rng: &mut impl Rng,
     ) -> Result<Playout> {
-        self.load(state)?;
+        self.start_playout(state)?;
         let roles = self.roles.len();
         let mut ids = std::mem::take(&mut self.joint);
         ids.resize(roles, 0);
@@ -930,10 +1001,17 @@ mod tests {
         let mut fast = FastMachine::with_limits(&checked, limits).unwrap_or_else(|e| panic!("{e}"));
         let mut reference = ReferenceMachine::from_text(text).unwrap();
         let mut rng = SmallRng::seed_from_u64(3);
+        // Every state playouts start from twice is saved, and loaded again from its values.
+        fast.starts.bytes_per_change = u64::MAX;
+        let mut playout_rng = SmallRng::seed_from_u64(4);
         for _ in 0..games {
             let mut f = fast.initial_state().unwrap();
             let mut r = reference.initial_state().unwrap();
             for _ in 0..100 {
+                for _ in 0..2 {
+                    // Errors (no legal move, no goal) are the other tests' business here.
+                    let _ = fast.random_playout(&f, 20, &mut playout_rng);
+                }
                 let expected = describe(&mut reference, &r).unwrap();
                 assert_eq!(describe(&mut fast, &f).unwrap(), expected);
                 if expected.terminal || expected.legal.iter().any(Vec::is_empty) {

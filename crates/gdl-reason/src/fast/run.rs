@@ -190,6 +190,8 @@ pub(crate) struct Runtime {
     /// are those of the current state and moves.
     sees_lazy: Vec<u32>,
     sees_valid: bool,
+    /// What [`Runtime::load_tallied`] counts.
+    tally: u64,
 }
 
 impl Runtime {
@@ -525,6 +527,7 @@ impl Runtime {
             lazy_valid: false,
             sees_lazy,
             sees_valid: false,
+            tally: 0,
             block_start,
             block_len,
             member_base,
@@ -806,13 +809,15 @@ impl Runtime {
     /// Propagates the changes of the dirty nodes, in index order.
     fn run(&mut self) {
         if self.flips_seen.is_empty() {
-            self.propagate::<false>();
+            self.propagate::<false, false>();
         } else {
-            self.propagate::<true>();
+            self.propagate::<true, false>();
         }
     }
 
-    fn propagate<const COUNT: bool>(&mut self) {
+    /// `COUNT`: count each node's flips (a profile); `TALLY`: add to `tally` the nodes that
+    /// changed value and the successors they updated.
+    fn propagate<const COUNT: bool, const TALLY: bool>(&mut self) {
         let mut sw = 0;
         while sw < self.summary.len() {
             let s = self.summary[sw];
@@ -848,6 +853,9 @@ impl Runtime {
             }
             if COUNT {
                 self.flips_seen[node] = self.flips_seen[node].saturating_add(1);
+            }
+            if TALLY {
+                self.tally += 1 + u64::from(out_end - out_start);
             }
             self.nodes[node].flags = flags ^ VALUE;
             self.changed(node, flags, value, out_start, out_end);
@@ -975,8 +983,27 @@ impl Runtime {
         self.mark(node as usize);
     }
 
+    /// Makes `bits` the current state, and says how much propagating it took: the nodes that
+    /// changed value and the successors they updated.
+    pub fn load_tallied(&mut self, bits: &[u64]) -> u64 {
+        self.tally = 0;
+        self.set_sources(bits);
+        if self.flips_seen.is_empty() {
+            self.propagate::<false, true>();
+        } else {
+            self.propagate::<true, true>();
+        }
+        self.tally
+    }
+
     /// Makes `bits` the current state.
     pub fn load(&mut self, bits: &[u64]) {
+        self.set_sources(bits);
+        self.run();
+    }
+
+    /// Sets the base nodes to `bits`, to propagate.
+    fn set_sources(&mut self, bits: &[u64]) {
         for (w, &word) in bits.iter().enumerate() {
             let mut diff = word ^ self.cur_bits[w];
             while diff != 0 {
@@ -987,7 +1014,6 @@ impl Runtime {
                 self.set(self.base_node[f], self.cur_bits[w] >> b & 1 == 1);
             }
         }
-        self.run();
     }
 
     /// Sets the moves being made: `moves[r]` for role `r` (a move number).
@@ -1114,6 +1140,101 @@ impl Runtime {
         }
         self.run();
         self.flips = flips;
+    }
+}
+
+/// A copy of everything a [`Runtime`] changes as it runs, for a state (settled, no move set):
+/// loading that state again is a copy of these instead of a propagation of every difference.
+#[derive(Clone, Default)]
+pub(crate) struct Saved {
+    /// The nodes: counters and values (and, unchanged, their successors' ranges: copying the
+    /// records whole is as fast as copying half of each).
+    nodes: Vec<Node>,
+    armed_len: Vec<u32>,
+    armed_pos: Vec<u32>,
+    armed: Vec<u32>,
+    passive_len: Vec<u32>,
+    passive: Vec<u32>,
+    legal: Vec<Vec<u32>>,
+    legal_pos: Vec<u32>,
+    next_bits: Vec<u64>,
+    cur_bits: Vec<u64>,
+    set_value: Vec<u64>,
+    on: Vec<u32>,
+    on_slot: Vec<u32>,
+    lazy_valid: bool,
+}
+
+impl Saved {
+    /// The state saved.
+    pub fn bits(&self) -> &[u64] {
+        &self.cur_bits
+    }
+
+    /// The bytes a restore copies.
+    pub fn bytes(&self) -> usize {
+        self.nodes.len() * size_of::<Node>()
+            + 4 * (self.armed_len.len()
+                + self.armed_pos.len()
+                + self.armed.len()
+                + self.passive_len.len()
+                + self.passive.len()
+                + self.legal.iter().map(Vec::len).sum::<usize>()
+                + self.legal_pos.len()
+                + self.on.len()
+                + self.on_slot.len())
+            + 8 * (self.next_bits.len() + self.cur_bits.len() + self.set_value.len())
+    }
+}
+
+impl Runtime {
+    /// Saves the values of the state loaded (settled, with the inputs as they are) into
+    /// `saved` (its buffers reused).
+    pub fn save(&self, saved: &mut Saved) {
+        debug_assert!(self.dirty.iter().all(|&d| d == 0));
+        debug_assert!(self.set_dirty.iter().all(|&d| d == 0));
+        saved.nodes.clone_from(&self.nodes);
+        saved.armed_len.clone_from(&self.armed_len);
+        saved.armed_pos.clone_from(&self.armed_pos);
+        saved.armed.clone_from(&self.armed);
+        saved.passive_len.clone_from(&self.passive_len);
+        saved.passive.clone_from(&self.passive);
+        saved.legal.clone_from(&self.legal);
+        saved.legal_pos.clone_from(&self.legal_pos);
+        saved.next_bits.clone_from(&self.next_bits);
+        saved.cur_bits.clone_from(&self.cur_bits);
+        saved.set_value.clone_from(&self.set_value);
+        saved.on.clone_from(&self.on);
+        saved.on_slot.clone_from(&self.on_slot);
+        saved.lazy_valid = self.lazy_valid;
+    }
+
+    /// Makes the state `saved` (from [`Runtime::save`] on this runtime) the current one, with
+    /// the inputs that were on then: as [`Runtime::load`] of its bits would.
+    pub fn restore(&mut self, saved: &Saved) {
+        if !self.flips_seen.is_empty() {
+            // A profile counts the flips of loading it.
+            let bits = saved.cur_bits.clone();
+            self.load(&bits);
+            return;
+        }
+        self.nodes.copy_from_slice(&saved.nodes);
+        self.armed_len.copy_from_slice(&saved.armed_len);
+        self.armed_pos.copy_from_slice(&saved.armed_pos);
+        self.armed.copy_from_slice(&saved.armed);
+        self.passive_len.copy_from_slice(&saved.passive_len);
+        self.passive.copy_from_slice(&saved.passive);
+        for (list, from) in self.legal.iter_mut().zip(&saved.legal) {
+            list.clone_from(from);
+        }
+        self.legal_pos.copy_from_slice(&saved.legal_pos);
+        self.next_bits.copy_from_slice(&saved.next_bits);
+        self.cur_bits.copy_from_slice(&saved.cur_bits);
+        self.set_value.copy_from_slice(&saved.set_value);
+        self.on.copy_from_slice(&saved.on);
+        self.on_slot.copy_from_slice(&saved.on_slot);
+        self.lazy_valid = saved.lazy_valid;
+        self.sees_valid = false;
     }
 }
 
