@@ -473,8 +473,7 @@ impl FastMachine {
                 let work = self.rt.load_tallied(&state.0);
                 let mut saved = starts.saved.take().map(|s| s.0).unwrap_or_default();
                 self.rt.save(&mut saved);
-                let worth =
-                    saved.bytes() as u64 <= work.saturating_mul(starts.bytes_per_change);
+                let worth = saved.bytes() as u64 <= work.saturating_mul(starts.bytes_per_change);
                 starts.saved = Some((saved, worth));
             }
             _ => {

@@ -551,6 +551,22 @@ impl Runtime {
             block_value: vec![false; largest],
             block_queue: Vec::with_capacity(largest),
         };
+        // What propagation takes for granted, without checking each access.
+        assert!(
+            rt.nodes
+                .iter()
+                .all(|x| x.out_start <= x.out_end && x.out_end as usize <= rt.edges.len())
+                && rt.edges.iter().all(|&e| ((e >> 1) as usize) < n)
+                && rt.dirty.len() * 64 >= n
+                && rt.summary.len() * 64 >= rt.dirty.len()
+                && rt.trig_start.len() == n + 1
+                && rt.trig_start.windows(2).all(|w| w[0] <= w[1])
+                && rt.trig_start[n] as usize <= rt.triggers.len()
+                && rt.triggers.iter().all(|&t| {
+                    t & TRIGGER_NEXT == 0 || ((t & TRIGGER_ID) as usize) < rt.next_bits.len() * 64
+                }),
+            "a network's successors lie outside it"
+        );
         // Every source false: evaluate the gates in order (inputs come before their gates, and
         // a block's members come together).
         for (k, kind) in net.kinds.iter().enumerate() {
@@ -768,21 +784,27 @@ impl Runtime {
         self.armed_pos[gate as usize] = NONE;
     }
 
-    #[inline]
+    #[inline(always)]
     fn fire(&mut self, node: usize, value: u32) {
-        let (start, end) = (self.trig_start[node], self.trig_start[node + 1]);
+        debug_assert!(node + 1 < self.trig_start.len());
+        // SAFETY: `node` is a node's index, `trig_start` has an entry past every node's, its
+        // ranges lie within `triggers`, and a next-state trigger's fluent has a bit in
+        // `next_bits` (checked by `Runtime::new`; none of them changes afterwards).
+        let (start, end) = unsafe {
+            (
+                *self.trig_start.get_unchecked(node),
+                *self.trig_start.get_unchecked(node + 1),
+            )
+        };
         for k in start..end {
-            let t = self.triggers[k as usize];
-            let on = (value ^ (t >> 31)) == 1;
+            let t = unsafe { *self.triggers.get_unchecked(k as usize) };
+            let on = (value ^ (t >> 31)) & 1;
             let id = t & TRIGGER_ID;
             if t & TRIGGER_NEXT != 0 {
                 let (w, b) = (id as usize / 64, id % 64);
-                if on {
-                    self.next_bits[w] |= 1 << b;
-                } else {
-                    self.next_bits[w] &= !(1 << b);
-                }
-            } else if on {
+                let word = unsafe { self.next_bits.get_unchecked_mut(w) };
+                *word = (*word & !(1 << b)) | (u64::from(on) << b);
+            } else if on == 1 {
                 self.add_legal(id);
             } else {
                 self.remove_legal(id);
@@ -792,8 +814,14 @@ impl Runtime {
 
     #[inline]
     fn mark(&mut self, node: usize) {
-        self.dirty[node / 64] |= 1 << (node % 64);
-        self.summary[node / 4096] |= 1 << ((node / 64) % 64);
+        debug_assert!(node < self.nodes.len());
+        // SAFETY: `node` is a node's index (`mark` is given nodes only: sources, successors
+        // from `edges`, armed gates, blocks' first members, all below `nodes.len()`, checked
+        // by `Runtime::new`), and `dirty` and `summary` have a bit for every node.
+        unsafe {
+            *self.dirty.get_unchecked_mut(node / 64) |= 1 << (node % 64);
+            *self.summary.get_unchecked_mut(node / 4096) |= 1 << ((node / 64) % 64);
+        }
     }
 
     /// Starts counting how often each node changes value.
@@ -826,19 +854,23 @@ impl Runtime {
                 continue;
             }
             let w = sw * 64 + s.trailing_zeros() as usize;
-            let d = self.dirty[w];
+            debug_assert!(w < self.dirty.len());
+            // SAFETY: bits are set in `summary` and `dirty` only by `mark`, for nodes: `w` is
+            // a word of `dirty` and `node` a node.
+            let d = unsafe { *self.dirty.get_unchecked(w) };
             if d == 0 {
                 self.summary[sw] = s & (s - 1);
                 continue;
             }
-            self.dirty[w] = d & (d - 1);
+            unsafe { *self.dirty.get_unchecked_mut(w) = d & (d - 1) };
             let node = w * 64 + d.trailing_zeros() as usize;
+            debug_assert!(node < self.nodes.len());
             let Node {
                 counter,
                 flags,
                 out_start,
                 out_end,
-            } = self.nodes[node];
+            } = unsafe { *self.nodes.get_unchecked(node) };
             if flags & BLOCK_FIRST != 0 {
                 self.settle_block(self.block_of[node] as usize);
                 continue;
@@ -857,7 +889,7 @@ impl Runtime {
             if TALLY {
                 self.tally += 1 + u64::from(out_end - out_start);
             }
-            self.nodes[node].flags = flags ^ VALUE;
+            unsafe { self.nodes.get_unchecked_mut(node).flags = flags ^ VALUE };
             self.changed(node, flags, value, out_start, out_end);
         }
     }
@@ -886,10 +918,14 @@ impl Runtime {
                 }
             }
         }
+        debug_assert!(out_start <= out_end && out_end as usize <= self.edges.len());
         for i in out_start as usize..out_end as usize {
-            let e = self.edges[i];
+            // SAFETY: every node's successors' range lies within `edges`, and every edge's
+            // target is a node (checked by `Runtime::new`; neither changes afterwards).
+            let e = unsafe { *self.edges.get_unchecked(i) };
             let target = (e >> 1) as usize;
-            let t = &mut self.nodes[target];
+            debug_assert!(target < self.nodes.len());
+            let t = unsafe { self.nodes.get_unchecked_mut(target) };
             let old = t.counter;
             let new = if (value ^ e) & 1 != 0 {
                 old + 1
