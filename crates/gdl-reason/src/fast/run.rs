@@ -39,6 +39,15 @@
 //! not propagated into: they are evaluated, in index order, when a goal or a percept is asked
 //! for, which in a playout is once, at the end (percepts: never).
 //!
+//! **Saved values.** A state playouts start from again and again can be saved ([`Saved`]:
+//! counters, values, lists, bits) and loaded back by a copy, where copying costs less than
+//! propagating what differs from where the last playout ended.
+//!
+//! **Checked once.** Propagation reads edges, nodes, dirty bits and triggers without a bounds
+//! check per access: [`Runtime::new`] asserts once what it relies on (every successor and
+//! trigger range within its array, every edge's target a node, a dirty bit per node), and none
+//! of those arrays changes afterwards.
+//!
 //! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
 //! a list of its own, and that list *is* part of the role's legal moves while the guard holds.
