@@ -197,8 +197,8 @@ pub struct FastMachine {
 #[derive(Clone)]
 struct Starts {
     last: Vec<u64>,
-    /// The values of a state, and whether restoring them is cheaper than loading the state.
-    saved: Option<(run::Saved, bool)>,
+    /// The values of a state whose restoring is cheaper than loading it.
+    saved: Option<run::Saved>,
     /// [`SAVED_BYTES_PER_CHANGE`] (tests save every state).
     bytes_per_change: u64,
 }
@@ -462,19 +462,14 @@ impl FastMachine {
         }
         let starts = &mut self.starts;
         match &starts.saved {
-            Some((saved, worth)) if saved.bits() == &state.0[..] => {
-                if *worth {
-                    self.rt.restore(saved);
-                } else {
-                    self.rt.load(&state.0);
-                }
-            }
+            Some(saved) if saved.bits() == &state.0[..] => self.rt.restore(saved),
             _ if starts.last[..] == state.0[..] => {
+                // Saved only where that pays (checked again at each start from it).
                 let work = self.rt.load_tallied(&state.0);
-                let mut saved = starts.saved.take().map(|s| s.0).unwrap_or_default();
-                self.rt.save(&mut saved);
-                let worth = saved.bytes() as u64 <= work.saturating_mul(starts.bytes_per_change);
-                starts.saved = Some((saved, worth));
+                if self.rt.saved_bytes() as u64 <= work.saturating_mul(starts.bytes_per_change) {
+                    let saved = starts.saved.get_or_insert_with(run::Saved::default);
+                    self.rt.save(saved);
+                }
             }
             _ => {
                 self.rt.load(&state.0);
@@ -491,7 +486,7 @@ impl FastMachine {
         self.check_state(state)?;
         if self.rt.cur_bits[..] != state.0[..] {
             match &self.starts.saved {
-                Some((saved, true)) if saved.bits() == &state.0[..] => self.rt.restore(saved),
+                Some(saved) if saved.bits() == &state.0[..] => self.rt.restore(saved),
                 _ => self.rt.load(&state.0),
             }
         }

@@ -864,43 +864,52 @@ impl Runtime {
             }
             let w = sw * 64 + s.trailing_zeros() as usize;
             debug_assert!(w < self.dirty.len());
-            // SAFETY: bits are set in `summary` and `dirty` only by `mark`, for nodes: `w` is
-            // a word of `dirty` and `node` a node.
-            let d = unsafe { *self.dirty.get_unchecked(w) };
-            if d == 0 {
-                self.summary[sw] = s & (s - 1);
-                continue;
+            // The word's dirty nodes, lowest first, those marked meanwhile included (a node
+            // marks only nodes after it).
+            loop {
+                // SAFETY: bits are set in `summary` and `dirty` only by `mark`, for nodes:
+                // `w` is a word of `dirty` and `node` a node.
+                let d = unsafe { *self.dirty.get_unchecked(w) };
+                if d == 0 {
+                    break;
+                }
+                unsafe { *self.dirty.get_unchecked_mut(w) = d & (d - 1) };
+                self.visit::<COUNT, TALLY>(w * 64 + d.trailing_zeros() as usize);
             }
-            unsafe { *self.dirty.get_unchecked_mut(w) = d & (d - 1) };
-            let node = w * 64 + d.trailing_zeros() as usize;
-            debug_assert!(node < self.nodes.len());
-            let Node {
-                counter,
-                flags,
-                out_start,
-                out_end,
-            } = unsafe { *self.nodes.get_unchecked(node) };
-            if flags & BLOCK_FIRST != 0 {
-                self.settle_block(self.block_of[node] as usize);
-                continue;
-            }
-            let mut value = counter >> 31;
-            if flags & GUARDED != 0 {
-                let g = self.guard[node];
-                value &= (self.nodes[node_of(g) as usize].flags >> 7) ^ (g & 1);
-            }
-            if value == (flags >> 7) & 1 {
-                continue;
-            }
-            if COUNT {
-                self.flips_seen[node] = self.flips_seen[node].saturating_add(1);
-            }
-            if TALLY {
-                self.tally += 1 + u64::from(out_end - out_start);
-            }
-            unsafe { self.nodes.get_unchecked_mut(node).flags = flags ^ VALUE };
-            self.changed(node, flags, value, out_start, out_end);
+            self.summary[sw] &= !(1 << (w % 64));
         }
+    }
+
+    /// Visits a dirty node: propagates its value if it changed.
+    #[inline(always)]
+    fn visit<const COUNT: bool, const TALLY: bool>(&mut self, node: usize) {
+        debug_assert!(node < self.nodes.len());
+        let Node {
+            counter,
+            flags,
+            out_start,
+            out_end,
+        } = unsafe { *self.nodes.get_unchecked(node) };
+        if flags & BLOCK_FIRST != 0 {
+            self.settle_block(self.block_of[node] as usize);
+            return;
+        }
+        let mut value = counter >> 31;
+        if flags & GUARDED != 0 {
+            let g = self.guard[node];
+            value &= (self.nodes[node_of(g) as usize].flags >> 7) ^ (g & 1);
+        }
+        if value == (flags >> 7) & 1 {
+            return;
+        }
+        if COUNT {
+            self.flips_seen[node] = self.flips_seen[node].saturating_add(1);
+        }
+        if TALLY {
+            self.tally += 1 + u64::from(out_end - out_start);
+        }
+        unsafe { self.nodes.get_unchecked_mut(node).flags = flags ^ VALUE };
+        self.changed(node, flags, value, out_start, out_end);
     }
 
     /// A node's value changed to `value` (its flags already say so): fire its triggers, mark its
@@ -1215,9 +1224,11 @@ impl Saved {
     pub fn bits(&self) -> &[u64] {
         &self.cur_bits
     }
+}
 
-    /// The bytes a restore copies.
-    pub fn bytes(&self) -> usize {
+impl Runtime {
+    /// The bytes [`Runtime::save`] copies, and [`Runtime::restore`] back.
+    pub fn saved_bytes(&self) -> usize {
         self.nodes.len() * size_of::<Node>()
             + 4 * (self.armed_len.len()
                 + self.armed_pos.len()
@@ -1230,9 +1241,7 @@ impl Saved {
                 + self.on_slot.len())
             + 8 * (self.next_bits.len() + self.cur_bits.len() + self.set_value.len())
     }
-}
 
-impl Runtime {
     /// Saves the values of the state loaded (settled, with the inputs as they are) into
     /// `saved` (its buffers reused).
     pub fn save(&self, saved: &mut Saved) {
