@@ -457,24 +457,24 @@ impl FastMachine {
     /// fifth of a playout was loading its start).
     fn start_playout(&mut self, state: &FastState) -> Result<()> {
         self.check_state(state)?;
-        if self.rt.cur_bits[..] == state.0[..] {
-            return Ok(());
-        }
-        let starts = &mut self.starts;
-        match &starts.saved {
-            Some(saved) if saved.bits() == &state.0[..] => self.rt.restore(saved),
-            _ if starts.last[..] == state.0[..] => {
-                // Saved only where that pays (checked again at each start from it).
-                let work = self.rt.load_tallied(&state.0);
-                if self.rt.saved_bytes() as u64 <= work.saturating_mul(starts.bytes_per_change) {
-                    let saved = starts.saved.get_or_insert_with(run::Saved::default);
-                    self.rt.save(saved);
-                }
-            }
-            _ => {
-                self.rt.load(&state.0);
-                starts.last.clear();
-                starts.last.extend_from_slice(&state.0);
+        let starts = &self.starts;
+        if self.rt.cur_bits[..] == state.0[..]
+            || starts
+                .saved
+                .as_ref()
+                .is_some_and(|s| s.bits() == &state.0[..])
+        {
+            self.enter(state);
+        } else if starts.last[..] != state.0[..] {
+            self.rt.load(&state.0);
+            self.starts.last.clear();
+            self.starts.last.extend_from_slice(&state.0);
+        } else {
+            // Saved only where that pays (checked again at each start from it).
+            let work = self.rt.load_tallied(&state.0);
+            if self.rt.saved_bytes() as u64 <= work.saturating_mul(starts.bytes_per_change) {
+                let saved = self.starts.saved.get_or_insert_with(run::Saved::default);
+                self.rt.save(saved);
             }
         }
         Ok(())
@@ -484,13 +484,18 @@ impl FastMachine {
     /// [`FastMachine::start_playout`]).
     fn load(&mut self, state: &FastState) -> Result<()> {
         self.check_state(state)?;
+        self.enter(state);
+        Ok(())
+    }
+
+    /// [`FastMachine::load`] of a state checked.
+    fn enter(&mut self, state: &FastState) {
         if self.rt.cur_bits[..] != state.0[..] {
             match &self.starts.saved {
                 Some(saved) if saved.bits() == &state.0[..] => self.rt.restore(saved),
                 _ => self.rt.load(&state.0),
             }
         }
-        Ok(())
     }
 
     fn role_check(&self, role: RoleIndex) -> Result<()> {

@@ -1226,20 +1226,39 @@ impl Saved {
     }
 }
 
+/// Calls `$apply!` with the arrays of fixed length that [`Saved`] keeps (one list, so that
+/// saving, restoring and their size cannot disagree).
+macro_rules! saved_arrays {
+    ($apply:ident) => {
+        $apply!(
+            nodes,
+            armed_len,
+            armed_pos,
+            armed,
+            passive_len,
+            passive,
+            legal_pos,
+            next_bits,
+            cur_bits,
+            set_value,
+            on,
+            on_slot
+        )
+    };
+}
+
 impl Runtime {
     /// The bytes [`Runtime::save`] copies, and [`Runtime::restore`] back.
     pub fn saved_bytes(&self) -> usize {
-        self.nodes.len() * size_of::<Node>()
-            + 4 * (self.armed_len.len()
-                + self.armed_pos.len()
-                + self.armed.len()
-                + self.passive_len.len()
-                + self.passive.len()
-                + self.legal.iter().map(Vec::len).sum::<usize>()
-                + self.legal_pos.len()
-                + self.on.len()
-                + self.on_slot.len())
-            + 8 * (self.next_bits.len() + self.cur_bits.len() + self.set_value.len())
+        macro_rules! bytes {
+            ($($field:ident),*) => { 0 $(+ size_of_val(&self.$field[..]))* };
+        }
+        saved_arrays!(bytes)
+            + self
+                .legal
+                .iter()
+                .map(|l| size_of_val(&l[..]))
+                .sum::<usize>()
     }
 
     /// Saves the values of the state loaded (settled, with the inputs as they are) into
@@ -1247,19 +1266,11 @@ impl Runtime {
     pub fn save(&self, saved: &mut Saved) {
         debug_assert!(self.dirty.iter().all(|&d| d == 0));
         debug_assert!(self.set_dirty.iter().all(|&d| d == 0));
-        saved.nodes.clone_from(&self.nodes);
-        saved.armed_len.clone_from(&self.armed_len);
-        saved.armed_pos.clone_from(&self.armed_pos);
-        saved.armed.clone_from(&self.armed);
-        saved.passive_len.clone_from(&self.passive_len);
-        saved.passive.clone_from(&self.passive);
+        macro_rules! save {
+            ($($field:ident),*) => { $(saved.$field.clone_from(&self.$field);)* };
+        }
+        saved_arrays!(save);
         saved.legal.clone_from(&self.legal);
-        saved.legal_pos.clone_from(&self.legal_pos);
-        saved.next_bits.clone_from(&self.next_bits);
-        saved.cur_bits.clone_from(&self.cur_bits);
-        saved.set_value.clone_from(&self.set_value);
-        saved.on.clone_from(&self.on);
-        saved.on_slot.clone_from(&self.on_slot);
         saved.lazy_valid = self.lazy_valid;
     }
 
@@ -1272,21 +1283,13 @@ impl Runtime {
             self.load(&bits);
             return;
         }
-        self.nodes.copy_from_slice(&saved.nodes);
-        self.armed_len.copy_from_slice(&saved.armed_len);
-        self.armed_pos.copy_from_slice(&saved.armed_pos);
-        self.armed.copy_from_slice(&saved.armed);
-        self.passive_len.copy_from_slice(&saved.passive_len);
-        self.passive.copy_from_slice(&saved.passive);
+        macro_rules! restore {
+            ($($field:ident),*) => { $(self.$field.copy_from_slice(&saved.$field);)* };
+        }
+        saved_arrays!(restore);
         for (list, from) in self.legal.iter_mut().zip(&saved.legal) {
             list.clone_from(from);
         }
-        self.legal_pos.copy_from_slice(&saved.legal_pos);
-        self.next_bits.copy_from_slice(&saved.next_bits);
-        self.cur_bits.copy_from_slice(&saved.cur_bits);
-        self.set_value.copy_from_slice(&saved.set_value);
-        self.on.copy_from_slice(&saved.on);
-        self.on_slot.copy_from_slice(&saved.on_slot);
         self.lazy_valid = saved.lazy_valid;
         self.sees_valid = false;
     }
