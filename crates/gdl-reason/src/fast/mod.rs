@@ -308,6 +308,17 @@ impl FastMachine {
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
 
+        if let Some(ins) = network
+            .inputs
+            .iter()
+            .find(|ins| ins.len() >= run::MAX_INPUTS)
+        {
+            return Err(BuildError::Unsupported(format!(
+                "a gate of the network has {} inputs, more than the runtime counts ({})",
+                ins.len(),
+                run::MAX_INPUTS - 1
+            )));
+        }
         let rt = Runtime::new(&network, None);
         let store = g.db.store;
         let symbols = program.symbols.clone();

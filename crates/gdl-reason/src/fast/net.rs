@@ -76,6 +76,9 @@ pub(crate) struct Net {
     /// specification's restriction on `does`, which the checker reports but does not refuse):
     /// then they must be answered with no move made.
     pub outputs_see_moves: bool,
+    /// What `legal` and `terminal` depend on (and node 0) is nodes `0..legal_cone`; the nodes
+    /// only `next`, `goal` and `sees` read come after (after [`prune`]).
+    pub legal_cone: u32,
 }
 
 impl Net {
@@ -162,6 +165,88 @@ impl Builder {
                 r
             }
         }
+    }
+}
+
+/// The alternatives of an atom's OR, from its rules' conjunctions, with literals that several
+/// conjunctions have in common taken out: `(a ∧ x) ∨ (a ∧ y) ∨ z = (a ∧ (x ∨ y)) ∨ z`, the
+/// literal in the most conjunctions first, then again within and without. The frame axiom
+/// `(next (cell ?m ?n b))` of tic-tac-toe, "the cell is blank and some move marks another
+/// cell", becomes one AND over the cell and an OR of the moves instead of an AND per move
+/// reading the cell: a move switched then updates a counter per cell, not a gate per cell that
+/// flips and the OR above it again.
+fn factored(b: &mut Builder, conjs: Vec<Vec<Ref>>) -> Vec<Ref> {
+    // Each conjunction simplified as `gate` would: without `true`, sorted, deduplicated; those
+    // that cannot hold dropped.
+    let mut simple: Vec<Vec<Ref>> = Vec::with_capacity(conjs.len());
+    for mut c in conjs {
+        c.retain(|&r| r != TRUE);
+        c.sort_unstable();
+        c.dedup();
+        if c.contains(&FALSE) || c.windows(2).any(|w| w[0] ^ 1 == w[1]) {
+            continue;
+        }
+        simple.push(c);
+    }
+    let mut out = Vec::new();
+    factor_into(b, simple, &mut out);
+    out
+}
+
+/// Conjunctions of an OR beyond this many are factored only by what they all have in common
+/// (finding the literal in the most of them again and again would be quadratic).
+const FACTOR_GREEDY_MAX: usize = 1024;
+
+/// [`factored`]'s work: pushes onto `out` the alternatives of the OR of `conjs` (each sorted).
+fn factor_into(b: &mut Builder, mut conjs: Vec<Vec<Ref>>, out: &mut Vec<Ref>) {
+    loop {
+        if conjs.len() < 2 {
+            out.extend(conjs.into_iter().map(|c| b.gate(true, c)));
+            return;
+        }
+        // The literal in the most conjunctions (the lowest of those, for a stable network).
+        let best = if conjs.len() > FACTOR_GREEDY_MAX {
+            let (first, rest) = conjs.split_first().expect("two or more");
+            first
+                .iter()
+                .copied()
+                .find(|r| rest.iter().all(|c| c.binary_search(r).is_ok()))
+        } else {
+            let mut count: FxHashMap<Ref, u32> = FxHashMap::default();
+            for c in &conjs {
+                for &r in c {
+                    *count.entry(r).or_insert(0) += 1;
+                }
+            }
+            count
+                .into_iter()
+                .filter(|&(_, n)| n >= 2)
+                .max_by_key(|&(r, n)| (n, std::cmp::Reverse(r)))
+                .map(|(r, _)| r)
+        };
+        let Some(a) = best else {
+            out.extend(conjs.into_iter().map(|c| b.gate(true, c)));
+            return;
+        };
+        // Every literal the conjunctions with `a` have in common comes out with it.
+        let (mut with, without): (Vec<Vec<Ref>>, Vec<Vec<Ref>>) =
+            conjs.into_iter().partition(|c| c.binary_search(&a).is_ok());
+        let (first, rest) = with.split_first().expect("two or more");
+        let common: Vec<Ref> = first
+            .iter()
+            .copied()
+            .filter(|r| rest.iter().all(|c| c.binary_search(r).is_ok()))
+            .collect();
+        for c in &mut with {
+            c.retain(|r| common.binary_search(r).is_err());
+        }
+        let mut inner = Vec::new();
+        factor_into(b, with, &mut inner);
+        let either = b.gate(false, inner);
+        let mut all = common;
+        all.push(either);
+        out.push(b.gate(true, all));
+        conjs = without;
     }
 }
 
@@ -270,7 +355,7 @@ pub(crate) fn build(
             if Some(r) == true_rel || Some(r) == does_rel {
                 continue;
             }
-            let mut alternatives = Vec::new();
+            let mut conjs = Vec::new();
             for &k in
                 &by_head[by_head_start[a as usize] as usize..by_head_start[a as usize + 1] as usize]
             {
@@ -282,10 +367,16 @@ pub(crate) fn build(
                     }
                     conj.push(atom_ref[lit.atom as usize] ^ u32::from(lit.negated));
                 }
-                alternatives.push(b.gate(true, conj));
+                conjs.push(conj);
             }
+            let alternatives = if cyclic {
+                conjs.into_iter().map(|c| b.gate(true, c)).collect()
+            } else {
+                factored(&mut b, conjs)
+            };
             if cyclic {
                 // The member's OR, simplified by hand (it already has its node).
+                let mut alternatives: Vec<Ref> = alternatives;
                 alternatives.retain(|&r| r != FALSE);
                 alternatives.sort_unstable();
                 alternatives.dedup();
@@ -401,6 +492,7 @@ pub(crate) fn build(
         sees,
         init,
         outputs_see_moves: false,
+        legal_cone: 0,
     };
     net.outputs_see_moves = outputs_see_moves(&net);
     prune(&mut net);
@@ -487,21 +579,53 @@ fn prune(net: &mut Net) {
             }
         }
     }
+    // What `legal` and `terminal` depend on comes first: after a transition, the runtime
+    // propagates only that far until the moves are chosen and set (the rest, next-state logic
+    // mostly, would be propagated with the last step's moves, and again with the new ones).
+    // The cone is closed under inputs, so ordering it first keeps the order topological, and a
+    // cycle's nodes are all in it or all out of it.
+    let mut in_cone = vec![false; n];
+    in_cone[0] = true;
+    let mut stack: Vec<u32> = net
+        .legal
+        .iter()
+        .flatten()
+        .map(|&(_, r)| node_of(r))
+        .chain(std::iter::once(node_of(net.terminal)))
+        .collect();
+    while let Some(k) = stack.pop() {
+        if !std::mem::replace(&mut in_cone[k as usize], true) {
+            stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
+        }
+    }
     // Every component that depends on no other: the sources (node 0, the constant, first, so it
-    // stays node 0) and cycles with no support from outside.
-    let mut ready: std::collections::VecDeque<u32> = std::collections::VecDeque::new();
+    // stays node 0) and cycles with no support from outside. Two queues: the cone's components,
+    // then the others.
+    let mut ready: [std::collections::VecDeque<u32>; 2] = Default::default();
+    let queue_of = |c: usize| usize::from(!in_cone[comps[c][0] as usize]);
     let mut queued = vec![false; comps.len()];
     for k in 0..n {
         if live[k] {
             let c = comp_of[k] as usize;
             if pending[c] == 0 && !std::mem::replace(&mut queued[c], true) {
-                ready.push_back(c as u32);
+                ready[queue_of(c)].push_back(c as u32);
             }
         }
     }
     let mut order: Vec<u32> = Vec::with_capacity(n);
     let mut blocks = Vec::new();
-    while let Some(c) = ready.pop_front() {
+    let mut legal_cone = None;
+    loop {
+        let c = match ready[0].pop_front() {
+            Some(c) => c,
+            None => {
+                legal_cone.get_or_insert(order.len() as u32);
+                match ready[1].pop_front() {
+                    Some(c) => c,
+                    None => break,
+                }
+            }
+        };
         let members = &comps[c as usize];
         if members.len() > 1 || succ[members[0] as usize].contains(&members[0]) {
             blocks.push((order.len() as u32, members.len() as u32));
@@ -515,14 +639,21 @@ fn prune(net: &mut Net) {
                 if cu != c {
                     pending[cu as usize] -= 1;
                     if pending[cu as usize] == 0 {
-                        ready.push_back(cu);
+                        ready[queue_of(cu as usize)].push_back(cu);
                     }
                 }
             }
         }
     }
     debug_assert_eq!(order.len(), live.iter().filter(|&&l| l).count());
+    debug_assert!(
+        order
+            .iter()
+            .enumerate()
+            .all(|(i, &k)| in_cone[k as usize] == (i < legal_cone.unwrap_or(0) as usize))
+    );
     net.blocks = blocks;
+    net.legal_cone = legal_cone.unwrap_or(order.len() as u32);
     let mut new_id = vec![u32::MAX; n];
     let mut kinds = Vec::new();
     let mut inputs = Vec::new();

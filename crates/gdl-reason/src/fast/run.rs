@@ -1,6 +1,6 @@
-//! Running a network: every gate keeps a counter of its inputs that hold, offset so that the
-//! top bit says whether the gate holds (it crosses `0x8000_0000` exactly when the output
-//! flips). Only changes propagate: sources that change are marked dirty; dirty nodes are
+//! Running a network: every gate keeps a counter of its inputs that hold, offset so that
+//! bit 23 says whether the gate holds (it crosses `1 << 23` exactly when the output flips;
+//! the flags sit above it, in the same word). Only changes propagate: sources that change are marked dirty; dirty nodes are
 //! visited in index order, which is a topological order (a gate comes after its inputs), so
 //! each is visited once, after all its inputs have settled. A node whose value differs from
 //! the value it last propagated (kept in its flags) updates its successors' counters and
@@ -48,6 +48,17 @@
 //! trigger range within its array, every edge's target a node, a dirty bit per node), and none
 //! of those arrays changes afterwards.
 //!
+//! **Legal first.** The network orders what `legal` and `terminal` depend on before the rest
+//! ([`Net::legal_cone`]). After a transition, or a state loaded, propagation stops there: the
+//! rest (next-state logic, mostly) would be propagated with the moves of the step before and
+//! again with the new ones; it stays dirty until the moves are set ([`Runtime::set_moves`]), or
+//! a goal or a percept is asked for.
+//!
+//! **Armed lists.** A guard's armed gates and a passive list are lists alike, in one array,
+//! and each guarded gate keeps its list and its place in it side by side: arming a gate or
+//! disarming it reads one record and its list (hex and speedChess arm and disarm hundreds of
+//! gates a step).
+//!
 //! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
 //! a list of its own, and that list *is* part of the role's legal moves while the guard holds.
@@ -58,7 +69,11 @@ use rustc_hash::FxHashMap;
 use super::csr;
 use super::net::{FALSE, Kind, Net, Ref, is_negated, node_of};
 
-const TOP: u32 = 0x8000_0000;
+/// A node's counter is its word's low 24 bits; this bit of it says whether the gate holds.
+const HOLDS: u32 = 1 << 23;
+const COUNTER: u32 = (1 << 24) - 1;
+/// A gate may have fewer inputs than this (its counter stays within its 24 bits).
+pub(crate) const MAX_INPUTS: usize = HOLDS as usize;
 /// An input that feeds at least this many AND gates guards them.
 const GUARD_MIN: u32 = 24;
 /// With a profile, an input that feeds fewer AND gates than this does not guard them.
@@ -68,33 +83,48 @@ const GUARD_MIN_PROFILED: u32 = 8;
 const TRIGGER_NEGATED: u32 = 1 << 31;
 const TRIGGER_NEXT: u32 = 1 << 30;
 const TRIGGER_ID: u32 = (1 << 30) - 1;
-/// Node flags.
-const HAS_TRIGGERS: u32 = 1;
-const GUARDED: u32 = 2;
-const IS_GUARD: u32 = 4;
-const PASSIVE: u32 = 8;
+/// Node flags, the high 8 bits of its word.
+const HAS_TRIGGERS: u32 = 1 << 24;
+const GUARDED: u32 = 1 << 25;
+const IS_GUARD: u32 = 1 << 26;
+const PASSIVE: u32 = 1 << 27;
 /// A member of a block (its value is set by the block), the block's first member (visiting it
 /// evaluates the block), a node with edges into blocks.
-const BLOCK: u32 = 16;
-const BLOCK_FIRST: u32 = 32;
-const HAS_BLOCKS: u32 = 64;
-/// The value the node last propagated.
-const VALUE: u32 = 0x80;
+const BLOCK: u32 = 1 << 28;
+const BLOCK_FIRST: u32 = 1 << 29;
+const HAS_BLOCKS: u32 = 1 << 30;
+/// The value the node last propagated (the word's top bit).
+const VALUE: u32 = 1 << 31;
 const NONE: u32 = u32::MAX;
 
-/// What propagation reads and writes of a node, together (one cache line holds four).
+/// What propagation reads and writes of a node, together in 8 bytes (a cache line holds
+/// eight: the large networks are bound by cache misses).
 #[derive(Clone, Copy, Default)]
 #[repr(C)]
 struct Node {
-    /// The counter (top bit: the value; for a guarded gate, whether the inputs other than the
-    /// guard all hold).
-    counter: u32,
-    /// [`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`PASSIVE`], [`BLOCK`], [`BLOCK_FIRST`],
-    /// [`HAS_BLOCKS`], [`VALUE`].
-    flags: u32,
-    /// Successors: `edges[out_start..out_end]`, each `target << 1 | negated`.
+    /// The counter in the low 24 bits ([`HOLDS`]: whether the gate holds; for a guarded gate,
+    /// whether the inputs other than the guard all hold), the flags above it
+    /// ([`HAS_TRIGGERS`], [`GUARDED`], [`IS_GUARD`], [`PASSIVE`], [`BLOCK`], [`BLOCK_FIRST`],
+    /// [`HAS_BLOCKS`], [`VALUE`]). Counting up or down by one never carries into the flags:
+    /// a gate has fewer than [`MAX_INPUTS`] inputs.
+    word: u32,
+    /// Successors: `edges[out_start..]` up to the next node's `out_start` (a last node, past
+    /// the network's, ends the last range).
     out_start: u32,
-    out_end: u32,
+}
+
+/// A list within [`Runtime`]'s `items`.
+#[derive(Clone, Copy, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+/// A guarded gate's list ([`Runtime`]'s `lists`) and its place in it.
+#[derive(Clone, Copy, Default)]
+struct Armed {
+    list: u32,
+    pos: u32,
 }
 
 /// The network laid out flat, with its values.
@@ -107,25 +137,19 @@ pub(crate) struct Runtime {
     triggers: Vec<u32>,
     /// For a guarded gate: its guard (a [`Ref`]).
     guard: Vec<u32>,
-    /// For a guard: its armed gates are
-    /// `armed[armed_start[k]..armed_start[k] + armed_len[k]]`; for a guarded gate, its place
-    /// in its guard's list (`NONE`: not armed).
-    armed_start: Vec<u32>,
-    armed_len: Vec<u32>,
-    armed_pos: Vec<u32>,
-    armed: Vec<u32>,
-    /// Passive legal gates: for each of their lists (a guard, the guard's polarity, a role),
-    /// the guard [`Ref`], and the moves, in `passive[passive_start[s]..passive_start[s] +
-    /// passive_len[s]]`; for each passive gate its list and move (the place in the list is
-    /// `armed_pos`); each role's lists.
-    passive_guard: Vec<Ref>,
-    passive_start: Vec<u32>,
-    passive_len: Vec<u32>,
-    passive: Vec<u32>,
-    passive_slot: Vec<u32>,
+    /// Lists of armed gates, `items[span.start..span.start + span.len]` for each span of
+    /// `lists`: one list for each guard (`guard_list`), of the gates it guards that are armed,
+    /// and one for each passive list (a guard, the guard's polarity, a role), of its passive
+    /// gates that are armed. For each guarded gate, its list and its place in it (`NONE`: not
+    /// armed), together since arming reads one and writes the other.
+    lists: Vec<Span>,
+    items: Vec<u32>,
+    guard_list: Vec<u32>,
+    armed_at: Vec<Armed>,
+    /// Each passive gate's move, and each role's passive lists (the guard [`Ref`] and the
+    /// list).
     passive_move: Vec<u32>,
-    passive_gate: Vec<u32>,
-    role_passive: Vec<Vec<u32>>,
+    role_passive: Vec<Vec<(Ref, u32)>>,
     /// The role of each move, and its input node (`NONE`: none).
     move_role: Vec<u32>,
     move_node: Vec<u32>,
@@ -201,6 +225,10 @@ pub(crate) struct Runtime {
     sees_valid: bool,
     /// What [`Runtime::load_tallied`] counts.
     tally: u64,
+    /// Nodes below this are what `legal` and `terminal` depend on ([`Net::legal_cone`]).
+    cone_end: usize,
+    /// Whether nodes from `cone_end` on may be dirty (propagation stopped there).
+    deferred: bool,
 }
 
 impl Runtime {
@@ -344,7 +372,7 @@ impl Runtime {
         let mut passive_slots: FxHashMap<(Ref, u32), u32> = FxHashMap::default();
         let mut passive_guard = Vec::new();
         let mut passive_size: Vec<u32> = Vec::new();
-        let mut role_passive = vec![Vec::new(); roles];
+        let mut role_slots = vec![Vec::new(); roles];
         let mut passive_slot = vec![NONE; n];
         let mut passive_move = vec![NONE; n];
         for k in 0..n {
@@ -361,7 +389,7 @@ impl Runtime {
                 .or_insert_with(|| {
                     passive_guard.push(guard[k]);
                     passive_size.push(0);
-                    role_passive[role].push(passive_guard.len() as u32 - 1);
+                    role_slots[role].push(passive_guard.len() as u32 - 1);
                     passive_guard.len() as u32 - 1
                 });
             passive_size[slot as usize] += 1;
@@ -370,20 +398,49 @@ impl Runtime {
             flags[k] |= PASSIVE;
             guarded_by[node_of(guard[k]) as usize] -= 1;
         }
-        let mut passive_start = Vec::with_capacity(passive_size.len());
-        let mut passive_total = 0u32;
-        for &size in &passive_size {
-            passive_start.push(passive_total);
-            passive_total += size;
-        }
-        let mut armed_start = vec![NONE; n];
+        // The lists: each guard's, then the passive lists.
+        let mut lists = Vec::new();
+        let mut guard_list = vec![NONE; n];
         let mut total = 0u32;
         for k in 0..n {
             if flags[k] & IS_GUARD != 0 {
-                armed_start[k] = total;
+                guard_list[k] = lists.len() as u32;
+                lists.push(Span {
+                    start: total,
+                    len: 0,
+                });
                 total += guarded_by[k];
             }
         }
+        let passive_base = lists.len() as u32;
+        for &size in &passive_size {
+            lists.push(Span {
+                start: total,
+                len: 0,
+            });
+            total += size;
+        }
+        let armed_at: Vec<Armed> = (0..n)
+            .map(|k| Armed {
+                list: if passive_slot[k] != NONE {
+                    passive_base + passive_slot[k]
+                } else if flags[k] & GUARDED != 0 {
+                    guard_list[node_of(guard[k]) as usize]
+                } else {
+                    NONE
+                },
+                pos: NONE,
+            })
+            .collect();
+        let role_passive: Vec<Vec<(Ref, u32)>> = role_slots
+            .iter()
+            .map(|slots| {
+                slots
+                    .iter()
+                    .map(|&s| (passive_guard[s as usize], passive_base + s))
+                    .collect()
+            })
+            .collect();
         // Successors, without the edges that propagation does not follow: from guards to the
         // gates they guard, into lazy gates (evaluated on demand), into blocks (which are
         // marked instead).
@@ -479,12 +536,14 @@ impl Runtime {
             .unwrap_or(0);
 
         let words = net.fluents.len().div_ceil(64);
-        let nodes = (0..n)
+        assert!(
+            net.inputs.iter().all(|ins| ins.len() < MAX_INPUTS),
+            "a gate with too many inputs for its counter"
+        );
+        let nodes = (0..=n)
             .map(|k| Node {
-                counter: 0,
-                flags: flags[k],
+                word: flags.get(k).copied().unwrap_or(0),
                 out_start: out_start[k],
-                out_end: out_start[k + 1],
             })
             .collect();
         let mut rt = Runtime {
@@ -493,24 +552,10 @@ impl Runtime {
             trig_start,
             triggers,
             guard,
-            armed_start,
-            armed_len: vec![0; n],
-            armed_pos: vec![NONE; n],
-            armed: vec![0; total as usize],
-            passive_guard,
-            passive_len: vec![0; passive_start.len()],
-            passive_start,
-            passive: vec![0; passive_total as usize],
-            passive_slot,
-            passive_gate: {
-                let mut g = vec![NONE; net.moves.len()];
-                for (k, &m) in passive_move.iter().enumerate() {
-                    if m != NONE {
-                        g[m as usize] = k as u32;
-                    }
-                }
-                g
-            },
+            lists,
+            items: vec![0; total as usize],
+            guard_list,
+            armed_at,
             passive_move,
             role_passive,
             move_role: net.moves.iter().map(|&(r, _)| r as u32).collect(),
@@ -537,6 +582,8 @@ impl Runtime {
             sees_lazy,
             sees_valid: false,
             tally: 0,
+            cone_end: net.legal_cone as usize,
+            deferred: false,
             block_start,
             block_len,
             member_base,
@@ -562,9 +609,12 @@ impl Runtime {
         };
         // What propagation takes for granted, without checking each access.
         assert!(
-            rt.nodes
-                .iter()
-                .all(|x| x.out_start <= x.out_end && x.out_end as usize <= rt.edges.len())
+            rt.nodes.len() == n + 1
+                && rt
+                    .nodes
+                    .windows(2)
+                    .all(|w| w[0].out_start <= w[1].out_start)
+                && rt.nodes[n].out_start as usize <= rt.edges.len()
                 && rt.edges.iter().all(|&e| ((e >> 1) as usize) < n)
                 && rt.dirty.len() * 64 >= n
                 && rt.summary.len() * 64 >= rt.dirty.len()
@@ -579,14 +629,14 @@ impl Runtime {
         // Every source false: evaluate the gates in order (inputs come before their gates, and
         // a block's members come together).
         for (k, kind) in net.kinds.iter().enumerate() {
-            if rt.nodes[k].flags & BLOCK != 0 {
-                if rt.nodes[k].flags & BLOCK_FIRST != 0 {
+            if rt.nodes[k].word & BLOCK != 0 {
+                if rt.nodes[k].word & BLOCK_FIRST != 0 {
                     let b = rt.block_of[k] as usize;
                     rt.fixpoint(b);
                     let start = rt.block_start[b] as usize;
                     for i in 0..rt.block_len[b] as usize {
                         if rt.block_value[i] {
-                            rt.nodes[start + i].flags |= VALUE;
+                            rt.nodes[start + i].word |= VALUE;
                         }
                     }
                 }
@@ -597,7 +647,7 @@ impl Runtime {
                 continue;
             }
             let ins = &net.inputs[k];
-            let guarded = rt.nodes[k].flags & GUARDED != 0;
+            let guarded = rt.nodes[k].word & GUARDED != 0;
             let threshold = match kind {
                 Kind::And => ins.len() as u32 - u32::from(guarded),
                 Kind::Or => 1,
@@ -607,7 +657,8 @@ impl Runtime {
                 .iter()
                 .filter(|&&r| !(guarded && rt.guard[k] == r) && rt.value(r))
                 .count() as u32;
-            rt.nodes[k].counter = TOP - threshold + count;
+            let word = &mut rt.nodes[k].word;
+            *word = (*word & !COUNTER) | (HOLDS - threshold + count);
             let mut value = count >= threshold;
             if guarded {
                 if value {
@@ -615,16 +666,16 @@ impl Runtime {
                 }
                 value &= rt.value(rt.guard[k]);
             }
-            if rt.nodes[k].flags & PASSIVE != 0 {
+            if rt.nodes[k].word & PASSIVE != 0 {
                 continue;
             }
             if value {
-                rt.nodes[k].flags |= VALUE;
+                rt.nodes[k].word |= VALUE;
             }
         }
         for list in &net.legal {
             for &(m, r) in list {
-                if rt.nodes[node_of(r) as usize].flags & PASSIVE == 0 && rt.value(r) {
+                if rt.nodes[node_of(r) as usize].word & PASSIVE == 0 && rt.value(r) {
                     rt.add_legal(m);
                 }
             }
@@ -639,6 +690,7 @@ impl Runtime {
 
     /// Evaluates the lazy gates, if the state changed since they were.
     pub fn settle_lazy(&mut self) {
+        self.finish();
         if self.lazy_valid {
             return;
         }
@@ -652,6 +704,7 @@ impl Runtime {
     /// Evaluates the lazy gates `sees` needs (only those), if the state or the moves changed
     /// since they were.
     pub fn settle_sees(&mut self) {
+        self.finish();
         if self.lazy_valid || self.sees_valid {
             return;
         }
@@ -671,26 +724,26 @@ impl Runtime {
         } else {
             ins.iter().any(|&r| self.value(r))
         };
-        let flags = &mut self.nodes[node].flags;
-        *flags = (*flags & !VALUE) | if value { VALUE } else { 0 };
+        let word = &mut self.nodes[node].word;
+        *word = (*word & !VALUE) | if value { VALUE } else { 0 };
     }
 
     /// The value of a node reference (the network is settled between calls; lazy gates after
     /// [`Runtime::settle_lazy`]).
     pub fn value(&self, r: Ref) -> bool {
-        ((self.nodes[node_of(r) as usize].flags >> 7) ^ (r & 1)) == 1
+        debug_assert!(!self.deferred || (node_of(r) as usize) < self.cone_end);
+        ((self.nodes[node_of(r) as usize].word >> 31) ^ (r & 1)) == 1
     }
 
     /// The passive lists of a role whose guard holds.
     fn active_passive(&self, role: usize) -> impl Iterator<Item = &[u32]> {
-        self.role_passive[role].iter().filter_map(|&slot| {
-            let slot = slot as usize;
-            let g = self.passive_guard[slot];
-            self.value(g).then(|| {
-                let start = self.passive_start[slot] as usize;
-                &self.passive[start..start + self.passive_len[slot] as usize]
+        self.role_passive[role]
+            .iter()
+            .filter(|&&(g, _)| self.value(g))
+            .map(|&(_, list)| {
+                let Span { start, len } = self.lists[list as usize];
+                &self.items[start as usize..(start + len) as usize]
             })
-        })
     }
 
     /// How many legal moves a role has.
@@ -705,8 +758,8 @@ impl Runtime {
         }
         i -= self.legal[role].len();
         for list in self.active_passive(role) {
-            if let Some(&m) = list.get(i) {
-                return m;
+            if let Some(&gate) = list.get(i) {
+                return self.passive_move[gate as usize];
             }
             i -= list.len();
         }
@@ -715,10 +768,11 @@ impl Runtime {
 
     /// Every legal move of a role, in no particular order.
     pub fn legal_moves(&self, role: usize) -> impl Iterator<Item = u32> + '_ {
-        self.legal[role]
-            .iter()
-            .copied()
-            .chain(self.active_passive(role).flatten().copied())
+        self.legal[role].iter().copied().chain(
+            self.active_passive(role)
+                .flatten()
+                .map(|&gate| self.passive_move[gate as usize]),
+        )
     }
 
     fn add_legal(&mut self, m: u32) {
@@ -745,52 +799,27 @@ impl Runtime {
         self.legal_pos[m as usize] = NONE;
     }
 
-    /// Adds a guarded gate to its guard's armed list (a passive gate: to its passive list).
+    /// Adds a guarded gate to its list (its guard's armed gates, or its passive list).
     fn arm(&mut self, gate: u32) {
-        let slot = self.passive_slot[gate as usize];
-        if slot != NONE {
-            let len = self.passive_len[slot as usize];
-            self.passive[(self.passive_start[slot as usize] + len) as usize] =
-                self.passive_move[gate as usize];
-            self.armed_pos[gate as usize] = len;
-            self.passive_len[slot as usize] = len + 1;
-            return;
-        }
-        let g = self.guard[gate as usize];
-        let guard = node_of(g) as usize;
-        let len = self.armed_len[guard];
-        self.armed[(self.armed_start[guard] + len) as usize] = gate;
-        self.armed_pos[gate as usize] = len;
-        self.armed_len[guard] = len + 1;
+        let list = self.armed_at[gate as usize].list as usize;
+        let span = &mut self.lists[list];
+        let len = span.len;
+        self.items[(span.start + len) as usize] = gate;
+        span.len = len + 1;
+        self.armed_at[gate as usize].pos = len;
     }
 
-    /// Removes a guarded gate from its guard's armed list (or its passive list).
+    /// Removes a guarded gate from its list (the last gate of the list takes its place).
     fn disarm(&mut self, gate: u32) {
-        let slot = self.passive_slot[gate as usize];
-        if slot != NONE {
-            let (slot, pos) = (slot as usize, self.armed_pos[gate as usize]);
-            let start = self.passive_start[slot];
-            let last = self.passive_len[slot] - 1;
-            let moved = self.passive[(start + last) as usize];
-            self.passive[(start + pos) as usize] = moved;
-            // The gate of the moved move takes the freed place.
-            self.passive_len[slot] = last;
-            self.armed_pos[gate as usize] = NONE;
-            if moved != self.passive_move[gate as usize] {
-                let moved_gate = self.passive_gate[moved as usize];
-                self.armed_pos[moved_gate as usize] = pos;
-            }
-            return;
-        }
-        let guard = node_of(self.guard[gate as usize]) as usize;
-        let pos = self.armed_pos[gate as usize];
-        let start = self.armed_start[guard];
-        let last = self.armed_len[guard] - 1;
-        let moved = self.armed[(start + last) as usize];
-        self.armed[(start + pos) as usize] = moved;
-        self.armed_pos[moved as usize] = pos;
-        self.armed_len[guard] = last;
-        self.armed_pos[gate as usize] = NONE;
+        let Armed { list, pos } = self.armed_at[gate as usize];
+        let span = &mut self.lists[list as usize];
+        let last = span.len - 1;
+        span.len = last;
+        let start = span.start;
+        let moved = self.items[(start + last) as usize];
+        self.items[(start + pos) as usize] = moved;
+        self.armed_at[moved as usize].pos = pos;
+        self.armed_at[gate as usize].pos = NONE;
     }
 
     #[inline(always)]
@@ -823,7 +852,7 @@ impl Runtime {
 
     #[inline]
     fn mark(&mut self, node: usize) {
-        debug_assert!(node < self.nodes.len());
+        debug_assert!(node + 1 < self.nodes.len());
         // SAFETY: `node` is a node's index (`mark` is given nodes only: sources, successors
         // from `edges`, armed gates, blocks' first members, all below `nodes.len()`, checked
         // by `Runtime::new`), and `dirty` and `summary` have a bit for every node.
@@ -845,16 +874,37 @@ impl Runtime {
 
     /// Propagates the changes of the dirty nodes, in index order.
     fn run(&mut self) {
+        // Nothing waits once this has run (and blocks read values behind the one visited).
+        self.deferred = false;
         if self.flips_seen.is_empty() {
-            self.propagate::<false, false>();
+            self.propagate::<false, false, false>();
         } else {
-            self.propagate::<true, false>();
+            self.propagate::<true, false, false>();
+        }
+    }
+
+    /// Propagates the changes of the dirty nodes that `legal` and `terminal` depend on; the
+    /// others wait (for [`Runtime::set_moves`], or [`Runtime::finish`]).
+    fn run_cone(&mut self) {
+        if self.flips_seen.is_empty() {
+            self.propagate::<false, false, true>();
+        } else {
+            self.propagate::<true, false, true>();
+        }
+        self.deferred = true;
+    }
+
+    /// Propagates what [`Runtime::run_cone`] left, if anything.
+    fn finish(&mut self) {
+        if self.deferred {
+            self.run();
         }
     }
 
     /// `COUNT`: count each node's flips (a profile); `TALLY`: add to `tally` the nodes that
-    /// changed value and the successors they updated.
-    fn propagate<const COUNT: bool, const TALLY: bool>(&mut self) {
+    /// changed value and the successors they updated; `CONE`: only the nodes below
+    /// `cone_end` (the others stay dirty).
+    fn propagate<const COUNT: bool, const TALLY: bool, const CONE: bool>(&mut self) {
         let mut sw = 0;
         while sw < self.summary.len() {
             let s = self.summary[sw];
@@ -864,16 +914,29 @@ impl Runtime {
             }
             let w = sw * 64 + s.trailing_zeros() as usize;
             debug_assert!(w < self.dirty.len());
+            // The nodes of the word to visit: all, or those below `cone_end`.
+            let mask = if !CONE || (w + 1) * 64 <= self.cone_end {
+                u64::MAX
+            } else if w * 64 >= self.cone_end {
+                return;
+            } else {
+                (1 << (self.cone_end % 64)) - 1
+            };
             // The word's dirty nodes, lowest first, those marked meanwhile included (a node
             // marks only nodes after it).
             loop {
                 // SAFETY: bits are set in `summary` and `dirty` only by `mark`, for nodes:
                 // `w` is a word of `dirty` and `node` a node.
-                let d = unsafe { *self.dirty.get_unchecked(w) };
+                let all = unsafe { *self.dirty.get_unchecked(w) };
+                let d = all & mask;
                 if d == 0 {
+                    if CONE && all != 0 {
+                        // The word `cone_end` falls in: the rest waits.
+                        return;
+                    }
                     break;
                 }
-                unsafe { *self.dirty.get_unchecked_mut(w) = d & (d - 1) };
+                unsafe { *self.dirty.get_unchecked_mut(w) = all & !(d & d.wrapping_neg()) };
                 self.visit::<COUNT, TALLY>(w * 64 + d.trailing_zeros() as usize);
             }
             self.summary[sw] &= !(1 << (w % 64));
@@ -883,23 +946,25 @@ impl Runtime {
     /// Visits a dirty node: propagates its value if it changed.
     #[inline(always)]
     fn visit<const COUNT: bool, const TALLY: bool>(&mut self, node: usize) {
-        debug_assert!(node < self.nodes.len());
-        let Node {
-            counter,
-            flags,
-            out_start,
-            out_end,
-        } = unsafe { *self.nodes.get_unchecked(node) };
+        debug_assert!(node + 1 < self.nodes.len());
+        // SAFETY: `node` is a node, and a last node follows the network's.
+        let (Node { word, out_start }, out_end) = unsafe {
+            (
+                *self.nodes.get_unchecked(node),
+                self.nodes.get_unchecked(node + 1).out_start,
+            )
+        };
+        let flags = word;
         if flags & BLOCK_FIRST != 0 {
             self.settle_block(self.block_of[node] as usize);
             return;
         }
-        let mut value = counter >> 31;
+        let mut value = (word >> 23) & 1;
         if flags & GUARDED != 0 {
             let g = self.guard[node];
-            value &= (self.nodes[node_of(g) as usize].flags >> 7) ^ (g & 1);
+            value &= (self.nodes[node_of(g) as usize].word >> 31) ^ (g & 1);
         }
-        if value == (flags >> 7) & 1 {
+        if value == flags >> 31 {
             return;
         }
         if COUNT {
@@ -908,7 +973,7 @@ impl Runtime {
         if TALLY {
             self.tally += 1 + u64::from(out_end - out_start);
         }
-        unsafe { self.nodes.get_unchecked_mut(node).flags = flags ^ VALUE };
+        unsafe { self.nodes.get_unchecked_mut(node).word = word ^ VALUE };
         self.changed(node, flags, value, out_start, out_end);
     }
 
@@ -922,10 +987,9 @@ impl Runtime {
                 self.fire(node, value);
             }
             if flags & IS_GUARD != 0 {
-                let start = self.armed_start[node] as usize;
-                let len = self.armed_len[node] as usize;
+                let Span { start, len } = self.lists[self.guard_list[node] as usize];
                 for k in start..start + len {
-                    let gate = self.armed[k] as usize;
+                    let gate = self.items[k as usize] as usize;
                     self.mark(gate);
                 }
             }
@@ -942,19 +1006,19 @@ impl Runtime {
             // target is a node (checked by `Runtime::new`; neither changes afterwards).
             let e = unsafe { *self.edges.get_unchecked(i) };
             let target = (e >> 1) as usize;
-            debug_assert!(target < self.nodes.len());
+            debug_assert!(target + 1 < self.nodes.len());
             let t = unsafe { self.nodes.get_unchecked_mut(target) };
-            let old = t.counter;
+            let old = t.word;
             let new = if (value ^ e) & 1 != 0 {
                 old + 1
             } else {
                 old - 1
             };
-            t.counter = new;
-            if (old ^ new) & TOP != 0 {
-                let flags = t.flags;
+            t.word = new;
+            if (old ^ new) & HOLDS != 0 {
+                let flags = new;
                 if flags & GUARDED != 0 {
-                    if new & TOP != 0 {
+                    if new & HOLDS != 0 {
                         self.arm(target as u32);
                     } else {
                         self.disarm(target as u32);
@@ -1013,17 +1077,16 @@ impl Runtime {
         for i in 0..len {
             let node = start + i;
             let Node {
-                flags,
+                word: flags,
                 out_start,
-                out_end,
-                ..
             } = self.nodes[node];
+            let out_end = self.nodes[node + 1].out_start;
             let value = u32::from(self.block_value[i]);
-            if value != (flags >> 7) & 1 {
+            if value != flags >> 31 {
                 if let Some(f) = self.flips_seen.get_mut(node) {
                     *f = f.saturating_add(1);
                 }
-                self.nodes[node].flags = flags ^ VALUE;
+                self.nodes[node].word = flags ^ VALUE;
                 self.changed(node, flags, value, out_start, out_end);
             }
         }
@@ -1033,7 +1096,8 @@ impl Runtime {
     fn set(&mut self, node: u32, on: bool) {
         self.lazy_valid = false;
         self.sees_valid = false;
-        self.nodes[node as usize].counter = if on { TOP } else { 0 };
+        let word = &mut self.nodes[node as usize].word;
+        *word = (*word & !COUNTER) | if on { HOLDS } else { 0 };
         self.mark(node as usize);
     }
 
@@ -1042,18 +1106,19 @@ impl Runtime {
     pub fn load_tallied(&mut self, bits: &[u64]) -> u64 {
         self.tally = 0;
         self.set_sources(bits);
+        self.deferred = false;
         if self.flips_seen.is_empty() {
-            self.propagate::<false, true>();
+            self.propagate::<false, true, false>();
         } else {
-            self.propagate::<true, true>();
+            self.propagate::<true, true, false>();
         }
         self.tally
     }
 
-    /// Makes `bits` the current state.
+    /// Makes `bits` the current state (what the moves do is propagated when they are set).
     pub fn load(&mut self, bits: &[u64]) {
         self.set_sources(bits);
-        self.run();
+        self.run_cone();
     }
 
     /// Sets the base nodes to `bits`, to propagate.
@@ -1169,7 +1234,7 @@ impl Runtime {
         if self.set_width != 0 {
             self.settle_sets();
         }
-        self.run();
+        self.run_cone();
     }
 
     /// Moves to the next state, given the moves set with [`Runtime::set_moves`].
@@ -1192,7 +1257,7 @@ impl Runtime {
             self.cur_bits[w] ^= 1 << b;
             self.set(self.base_node[f as usize], self.cur_bits[w] >> b & 1 == 1);
         }
-        self.run();
+        self.run_cone();
         self.flips = flips;
     }
 }
@@ -1204,11 +1269,9 @@ pub(crate) struct Saved {
     /// The nodes: counters and values (and, unchanged, their successors' ranges: copying the
     /// records whole is as fast as copying half of each).
     nodes: Vec<Node>,
-    armed_len: Vec<u32>,
-    armed_pos: Vec<u32>,
-    armed: Vec<u32>,
-    passive_len: Vec<u32>,
-    passive: Vec<u32>,
+    lists: Vec<Span>,
+    items: Vec<u32>,
+    armed_at: Vec<Armed>,
     legal: Vec<Vec<u32>>,
     legal_pos: Vec<u32>,
     next_bits: Vec<u64>,
@@ -1231,18 +1294,7 @@ impl Saved {
 macro_rules! saved_arrays {
     ($apply:ident) => {
         $apply!(
-            nodes,
-            armed_len,
-            armed_pos,
-            armed,
-            passive_len,
-            passive,
-            legal_pos,
-            next_bits,
-            cur_bits,
-            set_value,
-            on,
-            on_slot
+            nodes, lists, items, armed_at, legal_pos, next_bits, cur_bits, set_value, on, on_slot
         )
     };
 }
@@ -1287,6 +1339,11 @@ impl Runtime {
             ($($field:ident),*) => { $(self.$field.copy_from_slice(&saved.$field);)* };
         }
         saved_arrays!(restore);
+        if std::mem::replace(&mut self.deferred, false) {
+            // What waited is the old state's, and the saved one is settled.
+            self.dirty.fill(0);
+            self.summary.fill(0);
+        }
         for (list, from) in self.legal.iter_mut().zip(&saved.legal) {
             list.clone_from(from);
         }
