@@ -748,20 +748,31 @@ impl Runtime {
 
     /// How many legal moves a role has.
     pub fn legal_count(&self, role: usize) -> usize {
-        self.legal[role].len() + self.active_passive(role).map(<[u32]>::len).sum::<usize>()
+        // Loops written out: this and `legal_nth` run for every role at every step.
+        let mut count = self.legal[role].len();
+        for &(g, list) in &self.role_passive[role] {
+            if self.value(g) {
+                count += self.lists[list as usize].len as usize;
+            }
+        }
+        count
     }
 
     /// The role's `i`th legal move (`i < legal_count(role)`), in no particular order.
     pub fn legal_nth(&self, role: usize, mut i: usize) -> u32 {
-        if let Some(&m) = self.legal[role].get(i) {
+        let listed = &self.legal[role];
+        if let Some(&m) = listed.get(i) {
             return m;
         }
-        i -= self.legal[role].len();
-        for list in self.active_passive(role) {
-            if let Some(&gate) = list.get(i) {
-                return self.passive_move[gate as usize];
+        i -= listed.len();
+        for &(g, list) in &self.role_passive[role] {
+            if self.value(g) {
+                let Span { start, len } = self.lists[list as usize];
+                if i < len as usize {
+                    return self.passive_move[self.items[start as usize + i] as usize];
+                }
+                i -= len as usize;
             }
-            i -= list.len();
         }
         unreachable!("fewer legal moves than the index")
     }
@@ -1239,6 +1250,23 @@ impl Runtime {
 
     /// Moves to the next state, given the moves set with [`Runtime::set_moves`].
     pub fn advance(&mut self) {
+        if !self.clear_inputs {
+            // The fluents that change are set as they are found.
+            for w in 0..self.cur_bits.len() {
+                let next = self.next_bits[w];
+                let mut diff = next ^ self.cur_bits[w];
+                self.cur_bits[w] = next;
+                while diff != 0 {
+                    let b = diff.trailing_zeros();
+                    diff &= diff - 1;
+                    self.set(self.base_node[w * 64 + b as usize], next >> b & 1 == 1);
+                }
+            }
+            self.run_cone();
+            return;
+        }
+        // The inputs are cleared first, which changes the next state's bits: the fluents that
+        // change are found before.
         let mut flips = std::mem::take(&mut self.flips);
         flips.clear();
         for w in 0..self.cur_bits.len() {
@@ -1249,9 +1277,7 @@ impl Runtime {
                 flips.push((w * 64) as u32 + b);
             }
         }
-        if self.clear_inputs {
-            self.clear_moves();
-        }
+        self.clear_moves();
         for &f in &flips {
             let (w, b) = (f as usize / 64, f % 64);
             self.cur_bits[w] ^= 1 << b;
