@@ -95,6 +95,18 @@ impl Net {
             .chain(self.sees.iter().flatten().map(|&(_, r)| r))
     }
 
+    /// Whether each node is one of `roots` or an input of one, directly or not.
+    pub fn cone(&self, roots: impl IntoIterator<Item = u32>) -> Vec<bool> {
+        let mut seen = vec![false; self.kinds.len()];
+        let mut stack: Vec<u32> = roots.into_iter().collect();
+        while let Some(k) = stack.pop() {
+            if !std::mem::replace(&mut seen[k as usize], true) {
+                stack.extend(self.inputs[k as usize].iter().map(|&r| node_of(r)));
+            }
+        }
+        seen
+    }
+
     /// The block of each node (`u32::MAX`: none).
     pub fn block_of(&self) -> Vec<u32> {
         let mut block_of = vec![u32::MAX; self.kinds.len()];
@@ -501,25 +513,18 @@ pub(crate) fn build(
 
 /// Whether `legal`, `goal` or `terminal` depend on an input.
 fn outputs_see_moves(net: &Net) -> bool {
-    let mut seen = vec![false; net.kinds.len()];
-    let mut stack: Vec<u32> = net
-        .legal
+    let cone = net.cone(
+        net.legal
+            .iter()
+            .flatten()
+            .map(|&(_, r)| node_of(r))
+            .chain(std::iter::once(node_of(net.terminal)))
+            .chain(net.goals.iter().flatten().map(|&(_, r)| node_of(r))),
+    );
+    net.kinds
         .iter()
-        .flatten()
-        .map(|&(_, r)| node_of(r))
-        .chain(std::iter::once(node_of(net.terminal)))
-        .chain(net.goals.iter().flatten().map(|&(_, r)| node_of(r)))
-        .collect();
-    while let Some(n) = stack.pop() {
-        if std::mem::replace(&mut seen[n as usize], true) {
-            continue;
-        }
-        if matches!(net.kinds[n as usize], Kind::Input(_)) {
-            return true;
-        }
-        stack.extend(net.inputs[n as usize].iter().map(|&r| node_of(r)));
-    }
-    false
+        .zip(&cone)
+        .any(|(kind, &seen)| seen && matches!(kind, Kind::Input(_)))
 }
 
 /// Removes the gates no output depends on, renumbering the nodes in a topological order
@@ -584,20 +589,14 @@ fn prune(net: &mut Net) {
     // mostly, would be propagated with the last step's moves, and again with the new ones).
     // The cone is closed under inputs, so ordering it first keeps the order topological, and a
     // cycle's nodes are all in it or all out of it.
-    let mut in_cone = vec![false; n];
+    let mut in_cone = net.cone(
+        net.legal
+            .iter()
+            .flatten()
+            .map(|&(_, r)| node_of(r))
+            .chain(std::iter::once(node_of(net.terminal))),
+    );
     in_cone[0] = true;
-    let mut stack: Vec<u32> = net
-        .legal
-        .iter()
-        .flatten()
-        .map(|&(_, r)| node_of(r))
-        .chain(std::iter::once(node_of(net.terminal)))
-        .collect();
-    while let Some(k) = stack.pop() {
-        if !std::mem::replace(&mut in_cone[k as usize], true) {
-            stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
-        }
-    }
     // Every component that depends on no other: the sources (node 0, the constant, first, so it
     // stays node 0) and cycles with no support from outside. Two queues: the cone's components,
     // then the others.

@@ -246,27 +246,21 @@ impl Runtime {
             }
         }
         // Lazy gates: what `legal`, `next` and `terminal` do not depend on (only `goal` does).
-        let mut eager = vec![false; n];
-        let mut stack: Vec<u32> = net
-            .legal
-            .iter()
-            .flatten()
-            .map(|&(_, r)| node_of(r))
-            .chain(net.next.iter().map(|&r| node_of(r)))
-            .chain(std::iter::once(node_of(net.terminal)))
-            // A block reads its inputs' values when it is evaluated, so they must be current:
-            // blocks (and all they depend on) are not lazy.
-            .chain(
-                net.blocks
-                    .iter()
-                    .flat_map(|&(start, len)| start..start + len),
-            )
-            .collect();
-        while let Some(k) = stack.pop() {
-            if !std::mem::replace(&mut eager[k as usize], true) {
-                stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
-            }
-        }
+        let eager = net.cone(
+            net.legal
+                .iter()
+                .flatten()
+                .map(|&(_, r)| node_of(r))
+                .chain(net.next.iter().map(|&r| node_of(r)))
+                .chain(std::iter::once(node_of(net.terminal)))
+                // A block reads its inputs' values when it is evaluated, so they must be
+                // current: blocks (and all they depend on) are not lazy.
+                .chain(
+                    net.blocks
+                        .iter()
+                        .flat_map(|&(start, len)| start..start + len),
+                ),
+        );
         // Blocks.
         let block_of = net.block_of();
         let is_lazy = |k: usize| {
@@ -1292,8 +1286,8 @@ impl Runtime {
 /// loading that state again is a copy of these instead of a propagation of every difference.
 #[derive(Clone, Default)]
 pub(crate) struct Saved {
-    /// The nodes: counters and values (and, unchanged, their successors' ranges: copying the
-    /// records whole is as fast as copying half of each).
+    /// The nodes: counters, flags and values (and, unchanged, where their successors start:
+    /// the records are copied whole).
     nodes: Vec<Node>,
     lists: Vec<Span>,
     items: Vec<u32>,
