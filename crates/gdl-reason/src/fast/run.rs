@@ -54,10 +54,13 @@
 //! again with the new ones; it stays dirty until the moves are set ([`Runtime::set_moves`]), or
 //! a goal or a percept is asked for.
 //!
-//! **Armed lists.** A guard's armed gates and a passive list are lists alike, in one array,
-//! and each guarded gate keeps its list and its place in it side by side: arming a gate or
-//! disarming it reads one record and its list (hex and speedChess arm and disarm hundreds of
-//! gates a step).
+//! **Armed lists.** A guard's armed gates are a bitset, a bit for each gate it guards: arming
+//! or disarming a gate sets or clears its bit (its place is fixed when the network is laid
+//! out), and a guard that flips marks the gates of the bits set. Hex and speedChess arm and
+//! disarm dozens of gates a step; kept as lists of gates with each gate's place in its list,
+//! every disarm moved the list's last gate into the hole (two more records written, one of them
+//! anywhere in the network), and a saved state had to copy every place. Passive lists (below)
+//! stay lists of that kind, of their own: a legal move is picked by its place in the list.
 //!
 //! **Passive legal gates.** A guarded gate that only says whether a move is legal (no
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
@@ -113,18 +116,29 @@ struct Node {
     out_start: u32,
 }
 
-/// A list within [`Runtime`]'s `items`.
+/// A guard's list of the gates it guards: a bit for each in [`Runtime`]'s `armed`, bits
+/// `start..start + size`, set while the gate is armed, and how many are.
+#[derive(Clone, Copy, Default)]
+struct List {
+    start: u32,
+    size: u32,
+    len: u32,
+}
+
+/// A passive list within [`Runtime`]'s `passive_items`.
 #[derive(Clone, Copy, Default)]
 struct Span {
     start: u32,
     len: u32,
 }
 
-/// A guarded gate's list ([`Runtime`]'s `lists`) and its place in it.
+/// A guarded gate's list and its place: for a gate its guard visits, its guard's list
+/// (`lists`) and its bit in `armed`; for a passive gate, its passive list (`passive`) and its
+/// number among the passive gates.
 #[derive(Clone, Copy, Default)]
 struct Armed {
     list: u32,
-    pos: u32,
+    at: u32,
 }
 
 /// The network laid out flat, with its values.
@@ -137,18 +151,24 @@ pub(crate) struct Runtime {
     triggers: Vec<u32>,
     /// For a guarded gate: its guard (a [`Ref`]).
     guard: Vec<u32>,
-    /// Lists of armed gates, `items[span.start..span.start + span.len]` for each span of
-    /// `lists`: one list for each guard (`guard_list`), of the gates it guards that are armed,
-    /// and one for each passive list (a guard, the guard's polarity, a role), of its passive
-    /// gates that are armed. For each guarded gate, its list and its place in it (`NONE`: not
-    /// armed), together since arming reads one and writes the other.
-    lists: Vec<Span>,
-    items: Vec<u32>,
+    /// Each guard's list (`guard_list`) of the gates it guards that are armed: a range of bits
+    /// in `armed`, and the gate of each bit (`gate_at`). Arming or disarming a gate sets or
+    /// clears its bit and counts; nothing moves.
+    lists: Vec<List>,
+    armed: Vec<u64>,
+    gate_at: Vec<u32>,
     guard_list: Vec<u32>,
+    /// Each guarded gate's list and place in it (fixed once laid out).
     armed_at: Vec<Armed>,
-    /// Each passive gate's move, and each role's passive lists (the guard [`Ref`] and the
-    /// list).
+    /// Passive lists (a guard, the guard's polarity, a role), each of its passive gates that
+    /// are armed: `passive_items[span.start..span.start + span.len]`, passive gate numbers in
+    /// no order (a legal move is picked by its place in the list), and each passive gate's
+    /// place (`NONE`: not armed) and move.
+    passive: Vec<Span>,
+    passive_items: Vec<u32>,
+    passive_pos: Vec<u32>,
     passive_move: Vec<u32>,
+    /// Each role's passive lists: the guard [`Ref`] and the list.
     role_passive: Vec<Vec<(Ref, u32)>>,
     /// The role of each move, and its input node (`NONE`: none).
     move_role: Vec<u32>,
@@ -368,7 +388,8 @@ impl Runtime {
         let mut passive_size: Vec<u32> = Vec::new();
         let mut role_slots = vec![Vec::new(); roles];
         let mut passive_slot = vec![NONE; n];
-        let mut passive_move = vec![NONE; n];
+        let mut passive_number = vec![NONE; n];
+        let mut passive_move = Vec::new();
         for k in 0..n {
             let m = legal_of[k];
             if flags[k] & GUARDED == 0 || m == NONE || uses[k] != 1 || fanout[k] != 0 {
@@ -388,42 +409,56 @@ impl Runtime {
                 });
             passive_size[slot as usize] += 1;
             passive_slot[k] = slot;
-            passive_move[k] = m;
+            passive_number[k] = passive_move.len() as u32;
+            passive_move.push(m);
             flags[k] |= PASSIVE;
             guarded_by[node_of(guard[k]) as usize] -= 1;
         }
-        // The lists: each guard's, then the passive lists.
+        // Each guard's list, then the passive lists.
         let mut lists = Vec::new();
         let mut guard_list = vec![NONE; n];
-        let mut total = 0u32;
+        let mut bits = 0u32;
         for k in 0..n {
             if flags[k] & IS_GUARD != 0 {
                 guard_list[k] = lists.len() as u32;
-                lists.push(Span {
-                    start: total,
+                lists.push(List {
+                    start: bits,
+                    size: guarded_by[k],
                     len: 0,
                 });
-                total += guarded_by[k];
+                bits += guarded_by[k];
             }
         }
-        let passive_base = lists.len() as u32;
+        let mut passive = Vec::new();
+        let mut total = 0u32;
         for &size in &passive_size {
-            lists.push(Span {
+            passive.push(Span {
                 start: total,
                 len: 0,
             });
             total += size;
         }
+        let mut gate_at = vec![NONE; bits as usize];
+        let mut next_bit: Vec<u32> = lists.iter().map(|l| l.start).collect();
         let armed_at: Vec<Armed> = (0..n)
-            .map(|k| Armed {
-                list: if passive_slot[k] != NONE {
-                    passive_base + passive_slot[k]
+            .map(|k| {
+                if passive_slot[k] != NONE {
+                    Armed {
+                        list: passive_slot[k],
+                        at: passive_number[k],
+                    }
                 } else if flags[k] & GUARDED != 0 {
-                    guard_list[node_of(guard[k]) as usize]
+                    let list = guard_list[node_of(guard[k]) as usize];
+                    let bit = next_bit[list as usize];
+                    next_bit[list as usize] += 1;
+                    gate_at[bit as usize] = k as u32;
+                    Armed { list, at: bit }
                 } else {
-                    NONE
-                },
-                pos: NONE,
+                    Armed {
+                        list: NONE,
+                        at: NONE,
+                    }
+                }
             })
             .collect();
         let role_passive: Vec<Vec<(Ref, u32)>> = role_slots
@@ -431,7 +466,7 @@ impl Runtime {
             .map(|slots| {
                 slots
                     .iter()
-                    .map(|&s| (passive_guard[s as usize], passive_base + s))
+                    .map(|&s| (passive_guard[s as usize], s))
                     .collect()
             })
             .collect();
@@ -547,9 +582,13 @@ impl Runtime {
             triggers,
             guard,
             lists,
-            items: vec![0; total as usize],
+            armed: vec![0; bits.div_ceil(64) as usize],
+            gate_at,
             guard_list,
             armed_at,
+            passive,
+            passive_items: vec![0; total as usize],
+            passive_pos: vec![NONE; passive_move.len()],
             passive_move,
             role_passive,
             move_role: net.moves.iter().map(|&(r, _)| r as u32).collect(),
@@ -656,7 +695,7 @@ impl Runtime {
             let mut value = count >= threshold;
             if guarded {
                 if value {
-                    rt.arm(k as u32);
+                    rt.arm(k as u32, rt.nodes[k].word);
                 }
                 value &= rt.value(rt.guard[k]);
             }
@@ -729,15 +768,10 @@ impl Runtime {
         ((self.nodes[node_of(r) as usize].word >> 31) ^ (r & 1)) == 1
     }
 
-    /// The passive lists of a role whose guard holds.
-    fn active_passive(&self, role: usize) -> impl Iterator<Item = &[u32]> {
-        self.role_passive[role]
-            .iter()
-            .filter(|&&(g, _)| self.value(g))
-            .map(|&(_, list)| {
-                let Span { start, len } = self.lists[list as usize];
-                &self.items[start as usize..(start + len) as usize]
-            })
+    /// The passive gates armed in a passive list (their numbers).
+    fn passive_armed(&self, list: u32) -> &[u32] {
+        let Span { start, len } = self.passive[list as usize];
+        &self.passive_items[start as usize..(start + len) as usize]
     }
 
     /// How many legal moves a role has.
@@ -746,7 +780,7 @@ impl Runtime {
         let mut count = self.legal[role].len();
         for &(g, list) in &self.role_passive[role] {
             if self.value(g) {
-                count += self.lists[list as usize].len as usize;
+                count += self.passive[list as usize].len as usize;
             }
         }
         count
@@ -761,9 +795,10 @@ impl Runtime {
         i -= listed.len();
         for &(g, list) in &self.role_passive[role] {
             if self.value(g) {
-                let Span { start, len } = self.lists[list as usize];
+                let Span { start, len } = self.passive[list as usize];
                 if i < len as usize {
-                    return self.passive_move[self.items[start as usize + i] as usize];
+                    let p = self.passive_items[start as usize + i];
+                    return self.passive_move[p as usize];
                 }
                 i -= len as usize;
             }
@@ -774,9 +809,11 @@ impl Runtime {
     /// Every legal move of a role, in no particular order.
     pub fn legal_moves(&self, role: usize) -> impl Iterator<Item = u32> + '_ {
         self.legal[role].iter().copied().chain(
-            self.active_passive(role)
-                .flatten()
-                .map(|&gate| self.passive_move[gate as usize]),
+            self.role_passive[role]
+                .iter()
+                .filter(|&&(g, _)| self.value(g))
+                .flat_map(|&(_, list)| self.passive_armed(list))
+                .map(|&p| self.passive_move[p as usize]),
         )
     }
 
@@ -804,27 +841,45 @@ impl Runtime {
         self.legal_pos[m as usize] = NONE;
     }
 
-    /// Adds a guarded gate to its list (its guard's armed gates, or its passive list).
-    fn arm(&mut self, gate: u32) {
-        let list = self.armed_at[gate as usize].list as usize;
-        let span = &mut self.lists[list];
-        let len = span.len;
-        self.items[(span.start + len) as usize] = gate;
-        span.len = len + 1;
-        self.armed_at[gate as usize].pos = len;
+    /// Adds a guarded gate (`flags`: its flags) to its list: its guard's armed gates, or its
+    /// passive list.
+    #[inline(always)]
+    fn arm(&mut self, gate: u32, flags: u32) {
+        let Armed { list, at } = self.armed_at[gate as usize];
+        if flags & PASSIVE != 0 {
+            let span = &mut self.passive[list as usize];
+            let len = span.len;
+            self.passive_items[(span.start + len) as usize] = at;
+            span.len = len + 1;
+            self.passive_pos[at as usize] = len;
+        } else {
+            let word = &mut self.armed[at as usize / 64];
+            debug_assert!(*word & (1 << (at % 64)) == 0, "armed twice");
+            *word |= 1 << (at % 64);
+            self.lists[list as usize].len += 1;
+        }
     }
 
-    /// Removes a guarded gate from its list (the last gate of the list takes its place).
-    fn disarm(&mut self, gate: u32) {
-        let Armed { list, pos } = self.armed_at[gate as usize];
-        let span = &mut self.lists[list as usize];
-        let last = span.len - 1;
-        span.len = last;
-        let start = span.start;
-        let moved = self.items[(start + last) as usize];
-        self.items[(start + pos) as usize] = moved;
-        self.armed_at[moved as usize].pos = pos;
-        self.armed_at[gate as usize].pos = NONE;
+    /// Removes a guarded gate from its list (in a passive list, the last gate takes its place).
+    #[inline(always)]
+    fn disarm(&mut self, gate: u32, flags: u32) {
+        let Armed { list, at } = self.armed_at[gate as usize];
+        if flags & PASSIVE != 0 {
+            let span = &mut self.passive[list as usize];
+            let last = span.len - 1;
+            span.len = last;
+            let start = span.start;
+            let pos = self.passive_pos[at as usize];
+            let moved = self.passive_items[(start + last) as usize];
+            self.passive_items[(start + pos) as usize] = moved;
+            self.passive_pos[moved as usize] = pos;
+            self.passive_pos[at as usize] = NONE;
+        } else {
+            let word = &mut self.armed[at as usize / 64];
+            debug_assert!(*word & (1 << (at % 64)) != 0, "disarmed unarmed");
+            *word &= !(1 << (at % 64));
+            self.lists[list as usize].len -= 1;
+        }
     }
 
     #[inline(always)]
@@ -992,10 +1047,24 @@ impl Runtime {
                 self.fire(node, value);
             }
             if flags & IS_GUARD != 0 {
-                let Span { start, len } = self.lists[self.guard_list[node] as usize];
-                for k in start..start + len {
-                    let gate = self.items[k as usize] as usize;
-                    self.mark(gate);
+                let List { start, size, len } = self.lists[self.guard_list[node] as usize];
+                if len != 0 {
+                    // The list's bits, `start..end` (not empty: a gate is armed).
+                    let end = start + size;
+                    for w in start / 64..end.div_ceil(64) {
+                        let mut bits = self.armed[w as usize];
+                        if w == start / 64 {
+                            bits &= u64::MAX << (start % 64);
+                        }
+                        if w == (end - 1) / 64 && end % 64 != 0 {
+                            bits &= (1 << (end % 64)) - 1;
+                        }
+                        while bits != 0 {
+                            let gate = self.gate_at[(w * 64 + bits.trailing_zeros()) as usize];
+                            bits &= bits - 1;
+                            self.mark(gate as usize);
+                        }
+                    }
                 }
             }
             if flags & HAS_BLOCKS != 0 {
@@ -1024,9 +1093,9 @@ impl Runtime {
                 let flags = new;
                 if flags & GUARDED != 0 {
                     if new & HOLDS != 0 {
-                        self.arm(target as u32);
+                        self.arm(target as u32, flags);
                     } else {
-                        self.disarm(target as u32);
+                        self.disarm(target as u32, flags);
                     }
                 }
                 if flags & PASSIVE == 0 {
@@ -1289,9 +1358,11 @@ pub(crate) struct Saved {
     /// The nodes: counters, flags and values (and, unchanged, where their successors start:
     /// the records are copied whole).
     nodes: Vec<Node>,
-    lists: Vec<Span>,
-    items: Vec<u32>,
-    armed_at: Vec<Armed>,
+    lists: Vec<List>,
+    armed: Vec<u64>,
+    passive: Vec<Span>,
+    passive_items: Vec<u32>,
+    passive_pos: Vec<u32>,
     legal: Vec<Vec<u32>>,
     legal_pos: Vec<u32>,
     next_bits: Vec<u64>,
@@ -1314,7 +1385,18 @@ impl Saved {
 macro_rules! saved_arrays {
     ($apply:ident) => {
         $apply!(
-            nodes, lists, items, armed_at, legal_pos, next_bits, cur_bits, set_value, on, on_slot
+            nodes,
+            lists,
+            armed,
+            passive,
+            passive_items,
+            passive_pos,
+            legal_pos,
+            next_bits,
+            cur_bits,
+            set_value,
+            on,
+            on_slot
         )
     };
 }
