@@ -13,8 +13,9 @@
 //! inputs all hold change value. An AND gate may take one input as its *guard*: the input
 //! that flips more often than all the others together, in random playouts run when the
 //! machine is built (or, without such a profile, its input with the most successors, if it
-//! has at least [`GUARD_MIN`]). The counter counts the other inputs only, and the guard keeps a list of the gates it guards whose other inputs all hold
-//! (they are *armed*). When the guard flips, only its armed gates are visited. A guarded
+//! has at least [`GUARD_MIN`]). The counter counts the other inputs only, and the guard keeps
+//! track of the gates it guards whose other inputs all hold (they are *armed*; see "Armed
+//! lists"). When the guard flips, only its armed gates are visited. A guarded
 //! gate's value is `armed ∧ guard` (the guard's propagated value).
 //!
 //! **Move sets.** An OR gate over inputs only (directly or through other such gates) holds
@@ -158,7 +159,8 @@ pub(crate) struct Runtime {
     armed: Vec<u64>,
     gate_at: Vec<u32>,
     guard_list: Vec<u32>,
-    /// Each guarded gate's list and place in it (fixed once laid out).
+    /// Each guarded gate's list and its bit, or passive number (see [`Armed`]; fixed once laid
+    /// out).
     armed_at: Vec<Armed>,
     /// Passive lists (a guard, the guard's polarity, a role), each of its passive gates that
     /// are armed: `passive_items[span.start..span.start + span.len]`, passive gate numbers in
