@@ -103,7 +103,9 @@ pub(crate) struct Relation {
     pub arity: usize,
     data: Vec<TermId>,
     len: u32,
-    set: HashTable<TupleId>,
+    /// Each tuple with its hash (growing the table rehashes from the hashes kept, not from the
+    /// tuples).
+    set: HashTable<(u64, TupleId)>,
     indexes: Vec<Index>,
     /// Distinct values at each path, with the length they were counted at.
     distinct: FxHashMap<Path, (u32, u32)>,
@@ -133,11 +135,12 @@ impl Relation {
     /// The tuple's id, if it is in the relation.
     pub fn find(&self, tuple: &[TermId]) -> Option<TupleId> {
         let (data, arity) = (&self.data, self.arity);
+        let hash = Self::hash_of(tuple);
         self.set
-            .find(Self::hash_of(tuple), |&id| {
-                &data[id as usize * arity..(id as usize + 1) * arity] == tuple
+            .find(hash, |&(h, id)| {
+                h == hash && &data[id as usize * arity..(id as usize + 1) * arity] == tuple
             })
-            .copied()
+            .map(|&(_, id)| id)
     }
 
     /// Adds a tuple; returns whether it is new.
@@ -149,10 +152,8 @@ impl Relation {
         let id = self.len;
         self.data.extend_from_slice(tuple);
         self.len += 1;
-        let (data, arity) = (&self.data, self.arity);
-        self.set.insert_unique(Self::hash_of(tuple), id, |&other| {
-            Self::hash_of(&data[other as usize * arity..(other as usize + 1) * arity])
-        });
+        let hash = Self::hash_of(tuple);
+        self.set.insert_unique(hash, (hash, id), |&(h, _)| h);
         true
     }
 
@@ -822,7 +823,8 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
         // where its head variables' values start in `values`.
         let mut derived: Vec<(usize, usize)> = Vec::new();
         let mut values: Vec<TermId> = Vec::new();
-        let mut seen: HashTable<u32> = HashTable::new();
+        // Each with its hash (growing the table rehashes from those).
+        let mut seen: HashTable<(u64, u32)> = HashTable::new();
         for (k, rule) in rules.iter().enumerate() {
             let rule = rule.borrow();
             if kept.is_some()
@@ -845,26 +847,16 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
                     return *tuples + derived.len() <= budget.max_tuples;
                 }
                 let hash = hash_terms(key.clone().chain(std::iter::once(TermId(k as u32))));
-                let same = |&d: &u32| {
+                let same = |&(h, d): &(u64, u32)| {
                     let (dk, at) = derived[d as usize];
-                    dk == k && values[at..at + width].iter().copied().eq(key.clone())
+                    h == hash && dk == k && values[at..at + width].iter().copied().eq(key.clone())
                 };
                 if seen.find(hash, same).is_none() {
                     let at = values.len();
                     values.extend(key);
                     derived.push((k, at));
                     let d = (derived.len() - 1) as u32;
-                    let (derived, values) = (&derived, &values);
-                    seen.insert_unique(hash, d, |&d| {
-                        let (dk, at) = derived[d as usize];
-                        let width = head_vars[dk].len();
-                        hash_terms(
-                            values[at..at + width]
-                                .iter()
-                                .copied()
-                                .chain(std::iter::once(TermId(dk as u32))),
-                        )
-                    });
+                    seen.insert_unique(hash, (hash, d), |&(h, _)| h);
                 }
                 // Derived heads count against the budget before they are added.
                 *tuples + derived.len() <= budget.max_tuples
