@@ -715,7 +715,13 @@ impl StateMachine for FastMachine {
                     stuck = Some(role);
                     break;
                 }
-                *id = self.rt.legal_nth(role, rng.random_range(0..count));
+                // A role with one legal move (waiting for its turn, mostly) draws nothing.
+                let pick = if count == 1 {
+                    0
+                } else {
+                    rng.random_range(0..count)
+                };
+                *id = self.rt.legal_nth(role, pick);
             }
             if let Some(role) = stuck {
                 break Err(
