@@ -14,8 +14,10 @@
 //! Each lane's moves are drawn from its legal moves in two passes over the role's legal
 //! gates (count, then take the one drawn): lane by lane, or, where the role has few legal
 //! gates against the legal moves of all lanes, with bit-sliced counters (a word of lanes per
-//! bit of every lane's count), a few word operations a gate for all lanes at once. Both take
-//! the same moves from the same random numbers.
+//! bit of every lane's count), a few word operations a gate for all lanes at once (the count
+//! adds the gates four at a time through carry-save adders, so that a carry ripples through
+//! the higher bits once every four gates). Both take the same moves from the same random
+//! numbers.
 //!
 //! A lane that reaches a terminal state (or the step limit) starts again from the first state
 //! at the next step, so all lanes stay busy. Blocks (gates in a positive cycle) are evaluated
@@ -91,6 +93,33 @@ fn step_counters(planes: &mut [V], lanes: &V, down: bool) {
         if more == 0 {
             return;
         }
+    }
+}
+
+/// Adds to the bit-sliced counters `planes` (at least three) the lanes of each of `x`, with
+/// carry-save adders: the four values go into the ones and twos planes with three full adders
+/// a word, and only what carries into the fours ripples on ([`step_counters`] costs a ripple a
+/// value, through as many planes as the lanes' counters carry).
+#[inline(always)]
+fn add_four(planes: &mut [V], x: &[V; 4]) {
+    let [ones, twos, rest @ ..] = planes else {
+        unreachable!("at least three planes")
+    };
+    let mut fours = ZERO;
+    for w in 0..W {
+        // ones + x0 + x1 = 2 a + o; o + x2 + x3 = 2 b + ones'; twos + a + b = 2 fours + twos'.
+        let u = ones[w] ^ x[0][w];
+        let a = (ones[w] & x[0][w]) | (u & x[1][w]);
+        let o = u ^ x[1][w];
+        let u = o ^ x[2][w];
+        let b = (o & x[2][w]) | (u & x[3][w]);
+        ones[w] = u ^ x[3][w];
+        let u = twos[w] ^ a;
+        fours[w] = (twos[w] & a) | (u & b);
+        twos[w] = u ^ b;
+    }
+    if any(&fours) {
+        step_counters(rest, &fours, false);
     }
 }
 
@@ -599,11 +628,26 @@ impl Lanes {
                 if sliced {
                     let counts = &mut self.counts[..planes];
                     counts.fill(ZERO);
+                    // Four at a time where the counters have the planes for it.
+                    let mut four = [ZERO; 4];
+                    let mut held = 0;
                     for &(_, r) in &self.legal[role] {
                         let v = and(&value(&self.vals, r), &moving);
                         if any(&v) {
-                            step_counters(counts, &v, false);
+                            if planes < 3 {
+                                step_counters(counts, &v, false);
+                                continue;
+                            }
+                            four[held] = v;
+                            held += 1;
+                            if held == 4 {
+                                add_four(counts, &four);
+                                held = 0;
+                            }
                         }
+                    }
+                    for v in &four[..held] {
+                        step_counters(counts, v, false);
                     }
                     *before = 0;
                     for (b, plane) in counts.iter().enumerate() {
@@ -835,5 +879,62 @@ impl Lanes {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    /// Each lane's count, read from bit-sliced counters.
+    fn counts(planes: &[V]) -> Vec<u64> {
+        (0..LANES)
+            .map(|lane| {
+                planes
+                    .iter()
+                    .enumerate()
+                    .map(|(b, p)| (p[lane / 64] >> (lane % 64) & 1) << b)
+                    .sum()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn four_at_a_time_counts_what_one_at_a_time_does() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        for (planes, inputs, density) in [(3, 7, 0.5), (5, 31, 0.3), (8, 200, 0.1), (8, 255, 0.9)] {
+            let xs: Vec<V> = (0..inputs)
+                .map(|_| {
+                    std::array::from_fn(|_| {
+                        (0..64).fold(0, |w, b| w | u64::from(rng.random_bool(density)) << b)
+                    })
+                })
+                .collect();
+            let mut one = vec![ZERO; planes];
+            for x in &xs {
+                step_counters(&mut one, x, false);
+            }
+            let mut four = vec![ZERO; planes];
+            for chunk in xs.chunks(4) {
+                match <&[V; 4]>::try_from(chunk) {
+                    Ok(x) => add_four(&mut four, x),
+                    Err(_) => chunk
+                        .iter()
+                        .for_each(|x| step_counters(&mut four, x, false)),
+                }
+            }
+            let expected: Vec<u64> = (0..LANES)
+                .map(|lane| {
+                    xs.iter()
+                        .filter(|x| x[lane / 64] >> (lane % 64) & 1 == 1)
+                        .count() as u64
+                })
+                .collect();
+            assert_eq!(counts(&one), expected, "{inputs} inputs one at a time");
+            assert_eq!(counts(&four), expected, "{inputs} inputs four at a time");
+        }
     }
 }
