@@ -1194,12 +1194,23 @@ impl Runtime {
     }
 
     /// Sets a source node; the change propagates at the next [`Runtime::run`].
+    ///
+    /// A source that nothing is propagated from (no successors, triggers, guarded gates or
+    /// blocks: an input whose only edges go into move sets, like every move of breakthrough)
+    /// takes its value here, without a visit: a visit would only set its value.
     fn set(&mut self, node: u32, on: bool) {
         self.lazy_valid = false;
         self.sees_valid = false;
-        let word = &mut self.nodes[node as usize].word;
-        *word = (*word & !COUNTER) | if on { HOLDS } else { 0 };
-        self.mark(node as usize);
+        let k = node as usize;
+        let out_end = self.nodes[k + 1].out_start;
+        let n = &mut self.nodes[k];
+        let held = if on { HOLDS } else { 0 };
+        if n.word & (HAS_TRIGGERS | IS_GUARD | HAS_BLOCKS) == 0 && n.out_start == out_end {
+            n.word = (n.word & !(COUNTER | VALUE)) | held | if on { VALUE } else { 0 };
+            return;
+        }
+        n.word = (n.word & !COUNTER) | held;
+        self.mark(k);
     }
 
     /// Makes `bits` the current state, and says how much propagating it took: the nodes that
