@@ -628,16 +628,13 @@ impl Lanes {
                 if sliced {
                     let counts = &mut self.counts[..planes];
                     counts.fill(ZERO);
-                    // Four at a time where the counters have the planes for it.
+                    // Four at a time (a role with four legal gates or more has three planes
+                    // or more, as `add_four` needs; with fewer, all go one at a time below).
                     let mut four = [ZERO; 4];
                     let mut held = 0;
                     for &(_, r) in &self.legal[role] {
                         let v = and(&value(&self.vals, r), &moving);
                         if any(&v) {
-                            if planes < 3 {
-                                step_counters(counts, &v, false);
-                                continue;
-                            }
                             four[held] = v;
                             held += 1;
                             if held == 4 {

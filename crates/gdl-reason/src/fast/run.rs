@@ -1,6 +1,7 @@
 //! Running a network: every gate keeps a counter of its inputs that hold, offset so that
 //! bit 23 says whether the gate holds (it crosses `1 << 23` exactly when the output flips;
-//! the flags sit above it, in the same word). Only changes propagate: sources that change are marked dirty; dirty nodes are
+//! the flags sit above it, in the same word). Only changes propagate: sources that change are
+//! marked dirty (those nothing is propagated from take their value when set); dirty nodes are
 //! visited in index order, which is a topological order (a gate comes after its inputs), so
 //! each is visited once, after all its inputs have settled. A node whose value differs from
 //! the value it last propagated (kept in its flags) updates its successors' counters and
@@ -44,10 +45,11 @@
 //! counters, values, lists, bits) and loaded back by a copy, where copying costs less than
 //! propagating what differs from where the last playout ended.
 //!
-//! **Checked once.** Propagation reads edges, nodes, dirty bits and triggers without a bounds
-//! check per access: [`Runtime::new`] asserts once what it relies on (every successor and
-//! trigger range within its array, every edge's target a node, a dirty bit per node), and none
-//! of those arrays changes afterwards.
+//! **Checked once.** Propagation reads edges, nodes, dirty bits and triggers, and the lazy
+//! gates' evaluation their inputs, without a bounds check per access: [`Runtime::new`] asserts
+//! once what it relies on (every successor, trigger and lazy input range within its array,
+//! every edge's target and lazy input a node, a dirty bit per node), and none of those arrays
+//! changes afterwards.
 //!
 //! **Legal first.** The network orders what `legal` and `terminal` depend on before the rest
 //! ([`Net::legal_cone`]). After a transition, or a state loaded, propagation stops there: the
@@ -765,7 +767,9 @@ impl Runtime {
     #[inline(always)]
     fn settle_one(&mut self, i: usize) {
         debug_assert!(i < self.lazy.len());
-        // SAFETY: `i` is a lazy gate's number, `lazy_start` has an entry past the last one,
+        // SAFETY: `i` is a lazy gate's number (its callers: `settle_lazy`, every number below
+        // `lazy.len()`, and `settle_sees`, the numbers in `sees_lazy`, checked to be below it
+        // by `Runtime::new`), `lazy_start` has an entry past the last one,
         // its ranges lie within `lazy_inputs`, and every lazy gate and input is a node
         // (checked by `Runtime::new`; none of them changes afterwards).
         unsafe {
@@ -1213,8 +1217,9 @@ impl Runtime {
         self.mark(k);
     }
 
-    /// Makes `bits` the current state, and says how much propagating it took: the nodes that
-    /// changed value and the successors they updated.
+    /// Makes `bits` the current state, and says how much propagating it took: the nodes visited
+    /// that changed value and the successors they updated (a source nothing is propagated from
+    /// is not visited, and costs nothing here).
     pub fn load_tallied(&mut self, bits: &[u64]) -> u64 {
         self.tally = 0;
         self.set_sources(bits);
