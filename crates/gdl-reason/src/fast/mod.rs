@@ -1647,6 +1647,60 @@ mod tests {
         agrees_with_reference(&more, 20);
     }
 
+    /// Two players take turns moving their pieces along a line of six cells, with each kind
+    /// of rule the runtime computes word by word for frame fluents: a piece arrives where a
+    /// move goes (`at`), stays unless a move touches its cell, a role that has moved stays so
+    /// (`moved`), a mark stays if the move made starts away from it (`mark`), and a flag
+    /// stays unless a move touches its cell, or if a move starts there (`flag`: the rules
+    /// share `(true (flag ?c))`, which the network takes out). `near` is not one (its rule
+    /// reads another fluent).
+    const FRAMES: &str = "(role a) (role b) (init (at 1 a)) (init (at 2 a)) (init (at 5 b))
+         (init (at 6 b)) (init (mark 3)) (init (mark 4)) (init (control a)) (init (t 0))
+         (adj 1 2) (adj 2 3) (adj 3 4) (adj 4 5) (adj 5 6)
+         (adj 2 1) (adj 3 2) (adj 4 3) (adj 5 4) (adj 6 5)
+         (<= (legal ?r (move ?f ?g)) (true (control ?r)) (true (at ?f ?r)) (adj ?f ?g)
+             (not (true (at ?g ?r))))
+         (<= (legal ?r pass) (true (control ?r)))
+         (<= (legal a noop) (true (control b))) (<= (legal b noop) (true (control a)))
+         (<= (touched ?c) (does ?r (move ?c ?g)))
+         (<= (touched ?c) (does ?r (move ?f ?c)))
+         (<= (next (at ?c ?r)) (does ?r (move ?f ?c)))
+         (<= (next (at ?c ?r)) (true (at ?c ?r)) (not (touched ?c)))
+         (<= (next (moved ?r)) (true (moved ?r)))
+         (<= (next (moved ?r)) (does ?r (move ?f ?g)))
+         (<= (next (mark ?c)) (true (mark ?c)) (does ?r (move ?f ?g)) (distinct ?c ?f))
+         (<= (next (near ?c)) (true (at ?c a)) (does b (move ?f ?c)))
+         (init (flag 2)) (init (flag 5))
+         (<= (next (flag ?c)) (true (flag ?c)) (not (touched ?c)))
+         (<= (next (flag ?c)) (true (flag ?c)) (does ?r (move ?c ?g)))
+         (<= (next (control a)) (true (control b))) (<= (next (control b)) (true (control a)))
+         (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n))
+         (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
+         (succ 7 8) (succ 8 9) (succ 9 10)
+         (<= terminal (true (t 10)))
+         (<= (goal a 100) (true (mark 3))) (<= (goal a 0) (not (true (mark 3))))
+         (<= (goal b 100) (true (moved b))) (<= (goal b 0) (not (true (moved b))))";
+
+    #[test]
+    fn frame_fluents_are_computed_word_by_word_and_agree() {
+        let m = FastMachine::from_text(FRAMES).unwrap();
+        // `at` (12), `moved` (2), `mark` (2) and `flag` (2); not `near`, `control` or `t`.
+        assert_eq!(m.rt.frame_fluents(), 18);
+        agrees_with_reference(FRAMES, 40);
+        // With `legal` depending on the moves (inputs switched off after each transition), and
+        // with `touched` read by another rule as well (it stays a gate, and a move set).
+        for more in [
+            "(<= (legal b noop) (true (control b)) (does a noop))",
+            "(<= (next (busy ?c)) (touched ?c) (true (control a)))
+             (<= (legal a wait) (true (busy 1)))",
+        ] {
+            let text = format!("{FRAMES} {more}");
+            let m = FastMachine::from_text(&text).unwrap();
+            assert_eq!(m.rt.frame_fluents(), 18);
+            agrees_with_reference(&text, 40);
+        }
+    }
+
     /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and
     /// mend; the goal is whether a path leads from `a` back to `a`. The base case of `path`
     /// comes with each test.
