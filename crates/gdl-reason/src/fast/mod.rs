@@ -1699,6 +1699,48 @@ mod tests {
             assert_eq!(m.rt.frame_fluents(), 18);
             agrees_with_reference(&text, 40);
         }
+        // More than a word of frame fluents: 70 gems, those of even number there at first,
+        // kept once they hold, the first six also given by a move from their cell.
+        let gems: String = (0..70)
+            .map(|i| {
+                format!(
+                    "(gem {i}) {}",
+                    if i % 2 == 0 {
+                        format!("(init (gem {i})) ")
+                    } else {
+                        String::new()
+                    }
+                )
+            })
+            .collect();
+        let text = format!(
+            "{FRAMES} {gems}
+             (<= (next (gem ?i)) (gem ?i) (true (gem ?i)))
+             (<= (next (gem ?i)) (does ?r (move ?i ?g)))"
+        );
+        let m = FastMachine::from_text(&text).unwrap();
+        // The even ones and gems 1, 3 and 5.
+        assert_eq!(m.rt.frame_fluents(), 18 + 35 + 3);
+        assert!(m.rt.frame_words() >= 2, "{} words", m.rt.frame_words());
+        agrees_with_reference(&text, 40);
+        // Both roles moving at once: one role's move adds or kills what the other's keeps.
+        let text = FRAMES.replace(
+            "(<= (legal ?r (move ?f ?g)) (true (control ?r))",
+            "(<= (legal ?r (move ?f ?g)) (role ?r)",
+        );
+        let text = text
+            .replace(
+                "(<= (legal a noop) (true (control b))) (<= (legal b noop) (true (control a)))",
+                "",
+            )
+            .replace(
+                "(<= (legal ?r pass) (true (control ?r)))",
+                "(<= (legal ?r pass) (role ?r))",
+            );
+        assert_ne!(text, FRAMES);
+        let m = FastMachine::from_text(&text).unwrap();
+        assert_eq!(m.rt.frame_fluents(), 18);
+        agrees_with_reference(&text, 40);
     }
 
     /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and

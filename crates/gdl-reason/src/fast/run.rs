@@ -6,8 +6,9 @@
 //! each is visited once, after all its inputs have settled. A node whose value differs from
 //! the value it last propagated (kept in its flags) updates its successors' counters and
 //! marks dirty those whose top bit flipped; a gate that flips and flips back within one batch
-//! costs nothing further. Legal moves and the next state's bits are kept up to date by
-//! triggers on the nodes that decide them. Nothing is allocated once the network is built.
+//! costs nothing further. Legal moves and the next state's bits (but frame fluents', below)
+//! are kept up to date by triggers on the nodes that decide them. Nothing is allocated once
+//! the network is built.
 //!
 //! **Guarded gates.** A proposition such as `(control white)` feeds thousands of AND gates
 //! (every legal move of a chess player), yet when it flips only the few gates whose other
@@ -27,17 +28,20 @@
 //! instead: each input has a bitset of the gates above it, the gates' values are the OR of
 //! the bitsets of the inputs on, and when moves switch only the words under the inputs
 //! switched are computed again; the gates whose bits changed are set and propagate as usual
-//! (breakthrough: one playout at a time twice as fast; callgrind: 12,300 → 5,500
-//! instructions per step).
+//! (breakthrough, before frame fluents took its move sets' place: one playout at a time twice
+//! as fast; callgrind: 12,300 → 5,500 instructions per step). Move sets stay where another
+//! gate reads them (a cell that keeps the mark of the cell next to it unless a move touches
+//! that one).
 //!
 //! **Frame fluents.** Where every next-state rule of a fluent, as the network has it, is a set
-//! of moves (`S`, an OR over inputs only), `(true f)`, `(true f) ∧ S` or `(true f) ∧ ¬S`
-//! (breakthrough's cells: a piece arrives where a move goes, stays if the move made does not
-//! touch its cell; chess's: stays unless a move affects its square), its next-state bit is
-//! computed when the moves are set, 64 fluents a word, from the current state's bits and
-//! bitsets of the inputs on ([`Frame`]). The gates of those rules, and the move sets only they
-//! read, are not laid out at all: breakthrough's next-state logic was 11 of its 17 visits a
-//! step (one playout at a time 1.8 times as fast).
+//! of moves (`S`, an OR over inputs only), `(true f)`, `(true f) ∧ S`, `(true f) ∧ ¬S`, or
+//! `(true f) ∧ (S ∨ ¬S′ ∨ …)` as factoring leaves rules that share `(true f)`, with one `¬S` at
+//! most (breakthrough's cells: a piece arrives where a move goes, stays if the move made does
+//! not touch its cell; chess's: stays unless a move affects its square), its next-state bit
+//! is computed when the moves are set, 64 fluents a word, from the current state's bits and
+//! bitsets of the inputs on ([`Frame`]). The gates of those rules that nothing else reads
+//! (with the move sets only they read) are not laid out at all: breakthrough's next-state
+//! logic was 11 of its 17 visits a step (one playout at a time 1.8 times as fast).
 //!
 //! **Blocks.** Gates in a cycle (recursion within a state: paths, connected groups) are
 //! evaluated together, by least fixpoint, when an input from outside the block changes:
@@ -224,8 +228,9 @@ pub(crate) struct Runtime {
     block_of: Vec<u32>,
     mark_start: Vec<u32>,
     block_marks: Vec<u32>,
-    /// Move sets: OR gates over inputs only (directly or through other such gates; the frame
-    /// axiom's "some move not touching this cell"). Each such gate read by anything else has a
+    /// Move sets: OR gates over inputs only (directly or through other such gates: "some move
+    /// not touching this cell", where a gate other than a frame fluent's reads it). Each such
+    /// gate read by anything else has a
     /// bit; each input a bitset of the gates it is under (`set_bits[set_slot[node] * set_width
     /// ..]`, and a mask of its nonzero words, `set_mask[set_slot[node] * set_dirty.len()..]`).
     /// The gates' values (`set_value`) are the OR of the bitsets of the inputs on (their slots:
@@ -287,12 +292,12 @@ impl Runtime {
         // Frame fluents, and the gates only their next-state rules read (dead: not laid out).
         let block_of = net.block_of();
         let frame = Frame::new(net, &block_of);
+        // `outputs` lists the legal moves first, then `next`.
+        let legals: usize = net.legal.iter().map(Vec::len).sum();
         let live = net.cone(
             net.outputs()
                 .enumerate()
                 .filter(|&(i, _)| {
-                    // `outputs` lists the legal moves first, then `next`.
-                    let legals: usize = net.legal.iter().map(Vec::len).sum();
                     !(legals..legals + net.next.len()).contains(&i) || !frame.member(i - legals)
                 })
                 .map(|(_, r)| node_of(r)),
@@ -300,6 +305,10 @@ impl Runtime {
         let dead: Vec<bool> = (0..n)
             .map(|k| !live[k] && matches!(net.kinds[k], Kind::And | Kind::Or))
             .collect();
+        debug_assert!(
+            (0..n).all(|k| dead[k] || net.inputs[k].iter().all(|&r| !dead[node_of(r) as usize])),
+            "a live gate reads a dead one"
+        );
         for (k, ins) in net.inputs.iter().enumerate() {
             if dead[k] {
                 for &r in ins {
@@ -1418,6 +1427,12 @@ impl Runtime {
         self.frame.is.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// How many words of the state hold frame fluents.
+    #[cfg(test)]
+    pub fn frame_words(&self) -> usize {
+        self.frame.words.len()
+    }
+
     /// How many gates are evaluated as move sets.
     #[cfg(test)]
     pub fn move_sets(&self) -> usize {
@@ -1617,7 +1632,8 @@ impl MoveSets {
                     .all(|&r| !is_negated(r) && (is_input(r) || member[node_of(r) as usize]));
         }
         // Those whose values are read: by a gate that is not one (nor dead), or as an output
-        // (not a frame fluent's: those are dead).
+        // that is not dead (a frame fluent's next-state gate is, unless something else reads
+        // it).
         let mut read = vec![false; n];
         for (k, ins) in net.inputs.iter().enumerate() {
             if !member[k] && !dead[k] {
@@ -1691,8 +1707,8 @@ impl MoveSets {
         // Worth it where an input switched would update many gates' counters (edges into the
         // sets, per input under one) for the words computed again instead (the nonzero words
         // of an input's bitset, each an OR over the roles' inputs): by callgrind, breakthrough
-        // 19 updates against 5 words (twice as fast), chineseCheckers4 1 against 4 (3 % more
-        // instructions per step).
+        // (before frame fluents) 19 updates against 5 words (twice as fast), chineseCheckers4 1
+        // against 4 (3 % more instructions per step).
         let edges: usize = (0..n)
             .filter(|&k| member[k])
             .map(|k| net.inputs[k].len())
@@ -1722,11 +1738,14 @@ impl MoveSets {
 /// - `(true f) ∧ S` (it stays if a move of the set is made: breakthrough's "some move not
 ///   touching this cell"),
 /// - `(true f) ∧ ¬S` (it stays unless a move of the set is made: chess's "not affected"),
-///   at most one of these.
+/// - `(true f) ∧ (S ∨ ¬S′ ∨ …)` (rules of the forms above that share `(true f)`, which the
+///   network's factoring takes out),
+///
+/// with one `¬S` at most among them all (two would make `¬(S ∧ S′)`, not a set's negation).
 ///
 /// The fluent's next-state bit is then `add ∨ (true ∧ (always ∨ keep ∨ (unless ∧ ¬kill)))`,
 /// where `add`, `keep` and `kill` are the ORs of the bitsets of the inputs on: word by word,
-/// for a few dozen fluents at once, when the moves are set, instead of the gates of those
+/// 64 fluents at once, when the moves are set, instead of the gates of those
 /// rules (and the move sets only they read) propagating each move switched. Breakthrough's
 /// cells, most of chess's.
 #[derive(Clone, Default)]
