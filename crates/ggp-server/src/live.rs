@@ -100,8 +100,12 @@ struct HumanTurn {
 /// What changes as a live match goes on.
 #[derive(Default)]
 struct LiveData {
-    /// The record so far, names as registered; `None` until it is first written.
+    /// The record so far as written (durable), names as registered; `None` until it is first
+    /// written. What the API, the pages and the stream show: a step appears once a restart
+    /// would still find it.
     record: Option<MatchRecord>,
+    /// The record being written: `record` and what the manager recorded since.
+    pending: Option<MatchRecord>,
     started: bool,
     clock: Option<Clock>,
     clock_v: u64,
@@ -332,14 +336,14 @@ impl Live {
         html
     }
 
-    /// Takes what the manager recorded into the copy, and returns the copy to write.
+    /// Takes what the manager recorded into the copy to write (`pending`).
     fn sync(&self, data: &mut LiveData, rec: &MatchRecord) {
         let names: Vec<String> = self.seats.iter().map(|s| s.name.clone()).collect();
-        match &mut data.record {
+        match &mut data.pending {
             None => {
                 let mut copy = rec.clone();
                 copy.player_names_from_host = names;
-                data.record = Some(copy);
+                data.pending = Some(copy);
             }
             Some(copy) => {
                 let n = copy.moves.len();
@@ -371,6 +375,11 @@ impl Live {
     /// the watchers woken. Returns whether the match is over.
     fn saved(&self) -> bool {
         let mut data = lock(&self.data);
+        // What was written is what the manager recorded up to now (it waits for each write).
+        let LiveData {
+            record, pending, ..
+        } = &mut *data;
+        record.clone_from(pending);
         let Some(record) = &data.record else {
             return false;
         };
@@ -819,7 +828,7 @@ async fn run(
         let saved = {
             let mut data = lock(&save_live.data);
             save_live.sync(&mut data, rec);
-            writer.save(data.record.as_ref().expect("synced"))
+            writer.save(data.pending.as_ref().expect("synced"))
         };
         let live = save_live.clone();
         async move {
