@@ -247,10 +247,8 @@ pub(crate) struct Runtime {
     /// last computation).
     set_dirty: Vec<u64>,
     /// Frame fluents (see [`Frame`]): their next-state bits computed from the current state's
-    /// and bitsets of the inputs on, not propagated. The slot of each input (`frame_slot`,
-    /// the zero slot for one under no frame fluent's rules) and of each role's input on.
+    /// and bitsets of the inputs on, not propagated; the slot of each role's input on.
     frame: Frame,
-    frame_slot: Vec<u32>,
     on_frame: Vec<u32>,
     /// Scratch space of a block's evaluation: a count and a value per member, and a queue.
     block_count: Vec<u32>,
@@ -291,16 +289,24 @@ impl Runtime {
         }
         // Frame fluents, and the gates only their next-state rules read (dead: not laid out).
         let block_of = net.block_of();
-        let frame = Frame::new(net, &block_of);
-        // `outputs` lists the legal moves first, then `next`.
-        let legals: usize = net.legal.iter().map(Vec::len).sum();
-        let live = net.cone(
-            net.outputs()
+        let sets_of_moves = sets_of_moves(net, &block_of);
+        let frame = Frame::new(net, &block_of, &sets_of_moves);
+        let other_next = || {
+            net.next
+                .iter()
                 .enumerate()
-                .filter(|&(i, _)| {
-                    !(legals..legals + net.next.len()).contains(&i) || !frame.member(i - legals)
-                })
-                .map(|(_, r)| node_of(r)),
+                .filter(|&(f, _)| !frame.member(f))
+                .map(|(_, &r)| node_of(r))
+        };
+        let live = net.cone(
+            net.legal
+                .iter()
+                .flatten()
+                .map(|&(_, r)| node_of(r))
+                .chain(other_next())
+                .chain(std::iter::once(node_of(net.terminal)))
+                .chain(net.goals.iter().flatten().map(|&(_, r)| node_of(r)))
+                .chain(net.sees.iter().flatten().map(|&(_, r)| node_of(r))),
         );
         let dead: Vec<bool> = (0..n)
             .map(|k| !live[k] && matches!(net.kinds[k], Kind::And | Kind::Or))
@@ -309,26 +315,13 @@ impl Runtime {
             (0..n).all(|k| dead[k] || net.inputs[k].iter().all(|&r| !dead[node_of(r) as usize])),
             "a live gate reads a dead one"
         );
-        for (k, ins) in net.inputs.iter().enumerate() {
-            if dead[k] {
-                for &r in ins {
-                    fanout[node_of(r) as usize] -= 1;
-                }
-            }
-        }
         // Lazy gates: what `legal`, `next` and `terminal` do not depend on (only `goal` does).
         let eager = net.cone(
             net.legal
                 .iter()
                 .flatten()
                 .map(|&(_, r)| node_of(r))
-                .chain(
-                    net.next
-                        .iter()
-                        .enumerate()
-                        .filter(|&(f, _)| !frame.member(f))
-                        .map(|(_, &r)| node_of(r)),
-                )
+                .chain(other_next())
                 .chain(std::iter::once(node_of(net.terminal)))
                 // A block reads its inputs' values when it is evaluated, so they must be
                 // current: blocks (and all they depend on) are not lazy.
@@ -374,10 +367,10 @@ impl Runtime {
         let sees_lazy: Vec<u32> = (0..lazy.len() as u32)
             .filter(|&i| in_sees[i as usize])
             .collect();
-        let sets = MoveSets::new(net, &eager, &block_of, &dead);
-        // Edges into move sets are not followed.
+        let sets = MoveSets::new(net, &eager, &sets_of_moves, &dead);
+        // Edges into move sets and dead gates are not followed.
         for (k, ins) in net.inputs.iter().enumerate() {
-            if sets.member[k] {
+            if sets.member[k] || dead[k] {
                 for &r in ins {
                     fanout[node_of(r) as usize] -= 1;
                 }
@@ -700,7 +693,6 @@ impl Runtime {
             set_bits: sets.bits,
             set_mask: sets.mask,
             on_slot: vec![NONE; roles],
-            frame_slot: frame.slot_of_nodes(n),
             on_frame: vec![frame.zero; roles],
             frame,
             block_count: vec![0; largest],
@@ -1363,11 +1355,13 @@ impl Runtime {
             self.set(node, true);
         }
         self.on[role] = node;
-        self.on_frame[role] = if node == NONE {
-            self.frame.zero
-        } else {
-            self.frame_slot[node as usize]
-        };
+        if !self.frame.words.is_empty() {
+            self.on_frame[role] = if node == NONE {
+                self.frame.zero
+            } else {
+                self.frame.slot[node as usize]
+            };
+        }
         if self.set_width != 0 {
             self.switch_sets(role, old, node);
         }
@@ -1617,20 +1611,13 @@ struct MoveSets {
 const MOVE_SET_WORDS: usize = 1 << 22;
 
 impl MoveSets {
-    fn new(net: &Net, eager: &[bool], block_of: &[u32], dead: &[bool]) -> MoveSets {
+    /// `sets_of_moves` from [`sets_of_moves`]: the eager OR gates among them are the members
+    /// (the inputs of an eager gate are eager).
+    fn new(net: &Net, eager: &[bool], sets_of_moves: &[bool], dead: &[bool]) -> MoveSets {
         let n = net.kinds.len();
-        let is_input = |r: Ref| matches!(net.kinds[node_of(r) as usize], Kind::Input(_));
-        // Inputs come before the gates that read them, so one pass in index order finds them.
-        let mut member = vec![false; n];
-        for k in 0..n {
-            member[k] = net.kinds[k] == Kind::Or
-                && eager[k]
-                && block_of[k] == NONE
-                && !net.inputs[k].is_empty()
-                && net.inputs[k]
-                    .iter()
-                    .all(|&r| !is_negated(r) && (is_input(r) || member[node_of(r) as usize]));
-        }
+        let member: Vec<bool> = (0..n)
+            .map(|k| net.kinds[k] == Kind::Or && eager[k] && sets_of_moves[k])
+            .collect();
         // Those whose values are read: by a gate that is not one (nor dead), or as an output
         // that is not dead (a frame fluent's next-state gate is, unless something else reads
         // it).
@@ -1671,28 +1658,18 @@ impl MoveSets {
         let mut slot = vec![NONE; n];
         let mut owners: Vec<u32> = Vec::new();
         let mut bits: Vec<u64> = Vec::new();
-        let mut seen = vec![u32::MAX; n];
-        let mut stack = Vec::new();
+        let mut under = InputsUnder::new(n);
+        let mut inputs = Vec::new();
         for (j, &g) in node.iter().enumerate() {
-            stack.push(g);
-            seen[g as usize] = j as u32;
-            while let Some(k) = stack.pop() {
-                for &r in &net.inputs[k as usize] {
-                    let i = node_of(r);
-                    if std::mem::replace(&mut seen[i as usize], j as u32) == j as u32 {
-                        continue;
-                    }
-                    if is_input(r) {
-                        if slot[i as usize] == NONE {
-                            slot[i as usize] = owners.len() as u32;
-                            owners.push(i);
-                            bits.resize(bits.len() + width, 0);
-                        }
-                        bits[slot[i as usize] as usize * width + j / 64] |= 1 << (j % 64);
-                    } else {
-                        stack.push(i);
-                    }
+            inputs.clear();
+            under.collect(net, g, &mut inputs);
+            for &i in &inputs {
+                if slot[i as usize] == NONE {
+                    slot[i as usize] = owners.len() as u32;
+                    owners.push(i);
+                    bits.resize(bits.len() + width, 0);
                 }
+                bits[slot[i as usize] as usize * width + j / 64] |= 1 << (j % 64);
             }
         }
         let mask_width = width.div_ceil(64);
@@ -1762,48 +1739,16 @@ struct Frame {
     /// word `i`: the add, keep and kill bitsets, at `(slot * words.len() + i) * 3`.
     bits: Vec<u64>,
     zero: u32,
-    /// The slot of each input node.
-    slot: Vec<(u32, u32)>,
+    /// The slot of each node (`zero` for all but the inputs under frame rules).
+    slot: Vec<u32>,
 }
 
 impl Frame {
-    fn new(net: &Net, block_of: &[u32]) -> Frame {
+    fn new(net: &Net, block_of: &[u32], sets_of_moves: &[bool]) -> Frame {
         let n = net.kinds.len();
-        // Whether each node is a set of moves, in index order: inputs come before the gates
-        // that read them.
-        let mut moveish = vec![false; n];
-        for k in 0..n {
-            moveish[k] = match net.kinds[k] {
-                Kind::Input(_) => true,
-                Kind::Or => {
-                    block_of[k] == NONE
-                        && !net.inputs[k].is_empty()
-                        && net.inputs[k]
-                            .iter()
-                            .all(|&r| !is_negated(r) && moveish[node_of(r) as usize])
-                }
-                _ => false,
-            };
-        }
-        let is_set = |r: Ref| !is_negated(r) && moveish[node_of(r) as usize];
-        // The inputs under a set, each node met once (`seen`: the number of the call that met
-        // it last).
-        let mut seen = vec![0u32; n];
-        let mut calls = 0u32;
-        let mut inputs_under = |r: Ref, out: &mut Vec<u32>| {
-            calls += 1;
-            let mut stack = vec![node_of(r)];
-            while let Some(k) = stack.pop() {
-                if std::mem::replace(&mut seen[k as usize], calls) == calls {
-                    continue;
-                }
-                if matches!(net.kinds[k as usize], Kind::Input(_)) {
-                    out.push(k);
-                } else {
-                    stack.extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
-                }
-            }
-        };
+        let is_set = |r: Ref| !is_negated(r) && sets_of_moves[node_of(r) as usize];
+        let mut under = InputsUnder::new(n);
+        let mut inputs_under = |r: Ref, out: &mut Vec<u32>| under.collect(net, node_of(r), out);
         // The frame fluents, those kept always, those with a "stays unless" rule.
         let words = net.fluents.len().div_ceil(64);
         let mut is = vec![0u64; words];
@@ -1847,9 +1792,7 @@ impl Frame {
                     {
                         &net.inputs[ok][..]
                     } else {
-                        std::slice::from_ref(
-                            &net.inputs[tk][usize::from(net.inputs[tk][0] == base)],
-                        )
+                        std::slice::from_ref(other)
                     };
                     for &p in parts {
                         if is_set(p) {
@@ -1876,40 +1819,38 @@ impl Frame {
         }
         let frame_words: Vec<u32> = (0..words as u32).filter(|&w| is[w as usize] != 0).collect();
         let fw = frame_words.len();
-        // Three words per input under frame rules and word of frame fluents (speedChess: 6,824
-        // inputs, 13 words, 2 MB): beyond the move sets' bound, the gates stay.
-        let inputs = found
-            .iter()
-            .flat_map(|(_, parts)| parts.iter().flatten())
-            .collect::<rustc_hash::FxHashSet<_>>()
-            .len();
-        if (inputs + 1).saturating_mul(fw * 3) > MOVE_SET_WORDS {
-            return Frame::default();
-        }
         let mut index_of = vec![NONE; words];
         for (i, &w) in frame_words.iter().enumerate() {
             index_of[w as usize] = i as u32;
         }
-        let mut slot_of: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut bits: Vec<u64> = Vec::new();
+        // A slot for each input under frame rules, then the zero slot.
+        let mut slot = vec![NONE; n];
+        let mut zero = 0;
+        for &input in found.iter().flat_map(|(_, parts)| parts.iter().flatten()) {
+            if slot[input as usize] == NONE {
+                slot[input as usize] = zero;
+                zero += 1;
+            }
+        }
+        // Three words per slot and word of frame fluents (speedChess: 6,824 inputs, 13 words,
+        // 2 MB): beyond the move sets' bound, the gates stay.
+        if (zero as usize + 1).saturating_mul(fw * 3) > MOVE_SET_WORDS {
+            return Frame::default();
+        }
+        let mut bits = vec![0u64; (zero as usize + 1) * fw * 3];
         for (f, parts) in &found {
             let i = index_of[*f as usize / 64] as usize;
-            let bit = 1u64 << (f % 64);
             for (part, inputs) in parts.iter().enumerate() {
                 for &input in inputs {
-                    let s = *slot_of.entry(input).or_insert_with(|| {
-                        bits.resize(bits.len() + fw * 3, 0);
-                        (bits.len() / (fw * 3) - 1) as u32
-                    });
-                    bits[(s as usize * fw + i) * 3 + part] |= bit;
+                    bits[(slot[input as usize] as usize * fw + i) * 3 + part] |= 1 << (f % 64);
                 }
             }
         }
-        let zero = slot_of.len() as u32;
-        bits.resize(bits.len() + fw * 3, 0);
-        let mut slot: Vec<(u32, u32)> = slot_of.into_iter().collect();
-        slot.sort_unstable();
-        debug_assert!(n >= slot.len());
+        for s in &mut slot {
+            if *s == NONE {
+                *s = zero;
+            }
+        }
         Frame {
             mask: frame_words.iter().map(|&w| is[w as usize]).collect(),
             always: frame_words.iter().map(|&w| always[w as usize]).collect(),
@@ -1926,13 +1867,61 @@ impl Frame {
     fn member(&self, f: usize) -> bool {
         self.is.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1)
     }
+}
 
-    /// The slot of every node (the zero slot for all but the inputs under frame rules).
-    fn slot_of_nodes(&self, n: usize) -> Vec<u32> {
-        let mut slots = vec![self.zero; n];
-        for &(k, s) in &self.slot {
-            slots[k as usize] = s;
+/// Whether each node is a set of moves: an input, or an OR gate outside blocks over such nodes
+/// only (in index order: inputs come before the gates that read them). The move sets' gates
+/// and the frame fluents' `S` are such sets.
+fn sets_of_moves(net: &Net, block_of: &[u32]) -> Vec<bool> {
+    let n = net.kinds.len();
+    let mut set = vec![false; n];
+    for k in 0..n {
+        set[k] = match net.kinds[k] {
+            Kind::Input(_) => true,
+            Kind::Or => {
+                block_of[k] == NONE
+                    && !net.inputs[k].is_empty()
+                    && net.inputs[k]
+                        .iter()
+                        .all(|&r| !is_negated(r) && set[node_of(r) as usize])
+            }
+            _ => false,
+        };
+    }
+    set
+}
+
+/// The inputs under a set of moves, each once a call (`seen`: the number of the call that met
+/// each node last).
+struct InputsUnder {
+    seen: Vec<u32>,
+    calls: u32,
+    stack: Vec<u32>,
+}
+
+impl InputsUnder {
+    fn new(nodes: usize) -> InputsUnder {
+        InputsUnder {
+            seen: vec![0; nodes],
+            calls: 0,
+            stack: Vec::new(),
         }
-        slots
+    }
+
+    /// Adds to `out` the inputs under node `k` (a set of moves: ORs over inputs).
+    fn collect(&mut self, net: &Net, k: u32, out: &mut Vec<u32>) {
+        self.calls += 1;
+        self.stack.push(k);
+        while let Some(k) = self.stack.pop() {
+            if std::mem::replace(&mut self.seen[k as usize], self.calls) == self.calls {
+                continue;
+            }
+            if matches!(net.kinds[k as usize], Kind::Input(_)) {
+                out.push(k);
+            } else {
+                self.stack
+                    .extend(net.inputs[k as usize].iter().map(|&r| node_of(r)));
+            }
+        }
     }
 }
