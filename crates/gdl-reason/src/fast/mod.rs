@@ -1008,7 +1008,7 @@ mod tests {
     const TICTACTOE: &str = include_str!("../../../../games/tictactoe.kif");
 
     /// Random games on both engines, comparing everything at every step.
-    fn agrees_with_reference(text: &str, games: usize) {
+    pub(super) fn agrees_with_reference(text: &str, games: usize) {
         agrees_with_reference_within(text, games, FastLimits::default());
     }
 

@@ -508,7 +508,108 @@ pub(crate) fn build(
     };
     net.outputs_see_moves = outputs_see_moves(&net);
     prune(&mut net);
+    if merge_equivalent(&mut net) > 0 {
+        prune(&mut net);
+    }
     Ok(net)
+}
+
+/// A gate is compared with the others by its leaves (below) only if it has at most this many.
+const LEAVES_MAX: usize = 64;
+
+/// Merges gates that compute the same function of the same *leaves*: an AND's leaves are its
+/// inputs, with each input that is itself an AND (not negated, not in a block) replaced by its
+/// leaves, and likewise for an OR. Gates built from the rules one by one can be the same
+/// conjunction nested differently: chess's `openStretch` of the squares from `a` to `d` going
+/// east is `¬occupied a ∧ (¬occupied b ∧ (¬occupied c ∧ ¬occupied d))`, the same stretch going
+/// west the other way round; merged, a square that empties or fills changes half as many
+/// gates. Every reference to a gate is made a reference to the first (lowest) gate with its
+/// leaves, which comes before it, so the order stays topological and no cycle is made; gates
+/// in blocks are left as they are. Returns how many gates were merged (no longer referenced:
+/// [`prune`] removes them). Runs on a pruned network, whose order is topological.
+fn merge_equivalent(net: &mut Net) -> usize {
+    let n = net.kinds.len();
+    let block_of = net.block_of();
+    let mut rep: Vec<Ref> = (0..n as u32).map(|k| k << 1).collect();
+    // Each first gate's leaves, `flat[span.0..span.1]`, sorted (`(0, 0)` for other nodes).
+    let mut span = vec![(0u32, 0u32); n];
+    let mut has_leaves = vec![false; n];
+    let mut flat: Vec<Ref> = Vec::new();
+    // The first gates, by the hash of their kind and leaves.
+    let mut first: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
+    let hasher = rustc_hash::FxBuildHasher;
+    let hash_of = |and: bool, leaves: &[Ref]| {
+        use std::hash::BuildHasher;
+        hasher.hash_one((and, leaves))
+    };
+    let mut leaves: Vec<Ref> = Vec::new();
+    let mut merged = 0;
+    for k in 0..n {
+        for r in net.inputs[k].iter_mut() {
+            *r = rep[node_of(*r) as usize] ^ (*r & 1);
+        }
+        let and = match net.kinds[k] {
+            Kind::And => true,
+            Kind::Or => false,
+            _ => continue,
+        };
+        if block_of[k] != u32::MAX {
+            continue;
+        }
+        leaves.clear();
+        for &r in &net.inputs[k] {
+            let i = node_of(r) as usize;
+            if !is_negated(r) && has_leaves[i] && net.kinds[i] == net.kinds[k] {
+                leaves.extend_from_slice(&flat[span[i].0 as usize..span[i].1 as usize]);
+            } else {
+                leaves.push(r);
+            }
+            if leaves.len() > LEAVES_MAX {
+                break;
+            }
+        }
+        if leaves.len() > LEAVES_MAX {
+            continue;
+        }
+        leaves.sort_unstable();
+        leaves.dedup();
+        let h = hash_of(and, &leaves);
+        let found = first.find(h, |&g| {
+            let g = g as usize;
+            net.kinds[g] == net.kinds[k] && flat[span[g].0 as usize..span[g].1 as usize] == leaves
+        });
+        if let Some(&g) = found {
+            rep[k] = g << 1;
+            merged += 1;
+        } else {
+            let start = flat.len() as u32;
+            flat.extend_from_slice(&leaves);
+            span[k] = (start, flat.len() as u32);
+            has_leaves[k] = true;
+            first.insert_unique(h, k as u32, |&g| {
+                let g = g as usize;
+                hash_of(
+                    net.kinds[g] == Kind::And,
+                    &flat[span[g].0 as usize..span[g].1 as usize],
+                )
+            });
+        }
+    }
+    if merged > 0 {
+        let map = |r: &mut Ref| *r = rep[node_of(*r) as usize] ^ (*r & 1);
+        for (_, r) in net.legal.iter_mut().flatten() {
+            map(r);
+        }
+        net.next.iter_mut().for_each(map);
+        map(&mut net.terminal);
+        for (_, r) in net.goals.iter_mut().flatten() {
+            map(r);
+        }
+        for (_, r) in net.sees.iter_mut().flatten() {
+            map(r);
+        }
+    }
+    merged
 }
 
 /// Whether `legal`, `goal` or `terminal` depend on an input.
@@ -685,5 +786,77 @@ fn prune(net: &mut Net) {
     }
     for (_, r) in net.sees.iter_mut().flatten() {
         *r = map(*r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fast::datalog::Budget;
+    use crate::fast::ground::{Limits, ground};
+    use crate::terms::TermStore;
+
+    fn net_of(text: &str) -> Net {
+        let checked = gdl_check::check(text);
+        assert!(checked.blocking_errors().next().is_none());
+        let program = &checked.program;
+        let mut store = TermStore::new();
+        let roles = crate::fast::roles_of(program, &mut store);
+        let limits = Limits {
+            budget: Budget {
+                max_tuples: 10_000,
+                max_depth: 16,
+                max_work: 1_000_000,
+                deadline: None,
+            },
+            max_rules: 10_000,
+            branch_limit: 64,
+            demand: false,
+        };
+        let g = ground(program, store, &limits).unwrap();
+        build(&g, program, &roles).unwrap()
+    }
+
+    /// Open stretches of a line of six cells, going right and going left, as chess writes its
+    /// lines: the stretch from `i` to `k` going right nests its conjunction from `i`, the same
+    /// stretch going left from `k`. Legal moves read each stretch in both directions; nothing
+    /// else is a conjunction.
+    const STRETCHES: &str = "
+        (role p)
+        (cell 1) (cell 2) (cell 3) (cell 4) (cell 5) (cell 6)
+        (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6)
+        (dir right) (dir left)
+        (init (occ 2)) (init (occ 5)) (init (step 1))
+        (<= (open ?i ?i ?d) (cell ?i) (dir ?d) (not (true (occ ?i))))
+        (<= (open ?i ?k right) (succ ?i ?j) (not (true (occ ?i))) (open ?j ?k right))
+        (<= (open ?k ?i left) (succ ?j ?k) (not (true (occ ?k))) (open ?j ?i left))
+        (<= (legal p (fill ?i ?k)) (open ?i ?k right) (distinct ?i ?k))
+        (<= (legal p (clear ?k ?i)) (open ?k ?i left) (distinct ?i ?k))
+        (legal p wait)
+        (<= (next (occ ?k)) (does p (fill ?i ?k)))
+        (<= (next (occ ?i)) (does p (clear ?k ?i)))
+        (<= (next (occ ?i)) (true (occ ?i)))
+        (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+        (<= terminal (true (step 5)))
+        (<= (goal p 100) (true (occ 1)))
+        (<= (goal p 0) (not (true (occ 1))))";
+
+    #[test]
+    fn conjunctions_nested_differently_are_one_gate() {
+        let net = net_of(STRETCHES);
+        let ands = net.kinds.iter().filter(|k| **k == Kind::And).count();
+        // A stretch of two cells or more, C(6, 2) = 15, one gate each whichever way it goes
+        // (25 unmerged: those of two cells were already one gate, their inputs sorted).
+        assert_eq!(ands, 15);
+        // Each gate has a `fill` and a `clear` reading it.
+        for list in &net.legal {
+            let gates: Vec<Ref> = list.iter().map(|&(_, r)| r).collect();
+            for &r in &gates {
+                if net.kinds[node_of(r) as usize] == Kind::And {
+                    assert_eq!(gates.iter().filter(|&&s| s == r).count(), 2);
+                }
+            }
+        }
+        crate::fast::tests::agrees_with_reference(STRETCHES, 40);
     }
 }
