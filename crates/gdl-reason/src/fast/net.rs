@@ -303,9 +303,14 @@ pub(crate) fn build(
     let mut fluents = Vec::new();
     let mut base = Vec::new();
     if let Some(t) = true_rel {
-        for id in 0..g.db.rels[t as usize].len() {
-            fluents.push(g.db.rels[t as usize].tuple(id)[0]);
-            let r = b.node(Kind::Base(id), Vec::new());
+        // In the order of their text: the fluents of one cell (`(cell a 1 …)`) sit together,
+        // which is where a move's frame changes fall (see `Frame`).
+        let relation = &g.db.rels[t as usize];
+        let mut order: Vec<u32> = (0..relation.len()).collect();
+        order.sort_by_cached_key(|&id| g.db.store.text(&program.symbols, relation.tuple(id)[0]));
+        for (f, &id) in order.iter().enumerate() {
+            fluents.push(relation.tuple(id)[0]);
+            let r = b.node(Kind::Base(f as u32), Vec::new());
             base.push(r);
             atom_ref[(g.atom_base[t as usize] + id) as usize] = r;
         }
