@@ -250,6 +250,9 @@ pub(crate) struct Runtime {
     /// and bitsets of the inputs on, not propagated; the slot of each role's input on.
     frame: Frame,
     on_frame: Vec<u32>,
+    /// The add, keep and kill bitsets of each word of frame fluents, gathered from the inputs
+    /// on (all zero but while [`Runtime::settle_frame`] runs).
+    frame_acc: Vec<[u64; 3]>,
     /// Scratch space of a block's evaluation: a count and a value per member, and a queue.
     block_count: Vec<u32>,
     block_value: Vec<bool>,
@@ -694,6 +697,7 @@ impl Runtime {
             set_mask: sets.mask,
             on_slot: vec![NONE; roles],
             on_frame: vec![frame.zero; roles],
+            frame_acc: vec![[0; 3]; frame.words.len()],
             frame,
             block_count: vec![0; largest],
             block_value: vec![false; largest],
@@ -1323,20 +1327,25 @@ impl Runtime {
 
     /// Computes the frame fluents' next-state bits from the current state's and the inputs on.
     fn settle_frame(&mut self) {
-        let fw = self.frame.words.len();
-        for (i, &w) in self.frame.words.iter().enumerate() {
-            let (mut add, mut keep, mut kill) = (0, self.frame.always[i], 0);
-            for &slot in &self.on_frame {
-                let row = &self.frame.bits[(slot as usize * fw + i) * 3..][..3];
-                add |= row[0];
-                keep |= row[1];
-                kill |= row[2];
+        let frame = &self.frame;
+        let acc = &mut self.frame_acc;
+        for &slot in &self.on_frame {
+            let slot = slot as usize;
+            let (start, end) = (frame.start[slot] as usize, frame.start[slot + 1] as usize);
+            for e in &frame.entries[start..end] {
+                let a = &mut acc[e.word as usize];
+                a[0] |= e.add;
+                a[1] |= e.keep;
+                a[2] |= e.kill;
             }
+        }
+        for (i, &w) in frame.words.iter().enumerate() {
+            let [add, keep, kill] = std::mem::take(&mut acc[i]);
             let w = w as usize;
             let cur = self.cur_bits[w];
-            self.next_bits[w] = (self.next_bits[w] & !self.frame.mask[i])
+            self.next_bits[w] = (self.next_bits[w] & !frame.mask[i])
                 | add
-                | (cur & (keep | (self.frame.unless[i] & !kill)));
+                | (cur & (frame.always[i] | keep | (frame.unless[i] & !kill)));
         }
     }
 
@@ -1735,12 +1744,25 @@ struct Frame {
     mask: Vec<u64>,
     always: Vec<u64>,
     unless: Vec<u64>,
-    /// For each slot (an input under some frame fluent's rules; the last, `zero`, none) and
-    /// word `i`: the add, keep and kill bitsets, at `(slot * words.len() + i) * 3`.
-    bits: Vec<u64>,
+    /// For each slot (an input under some frame fluent's rules; the last, `zero`, none), the
+    /// words where it adds, keeps or kills a fluent: `entries[start[slot]..start[slot + 1]]`.
+    /// A move changes little of the state (chess: the fluents of two squares, which sit
+    /// together, the fluents being in the order of their text: 3 words of 13), and only those
+    /// words are read.
+    entries: Vec<FrameEntry>,
+    start: Vec<u32>,
     zero: u32,
     /// The slot of each node (`zero` for all but the inputs under frame rules).
     slot: Vec<u32>,
+}
+
+/// Word `word` (of [`Frame`]'s `words`) of a slot's add, keep and kill bitsets.
+#[derive(Clone, Copy, Default)]
+struct FrameEntry {
+    word: u32,
+    add: u64,
+    keep: u64,
+    kill: u64,
 }
 
 impl Frame {
@@ -1818,7 +1840,6 @@ impl Frame {
             found.push((f as u32, [add, keep, kill]));
         }
         let frame_words: Vec<u32> = (0..words as u32).filter(|&w| is[w as usize] != 0).collect();
-        let fw = frame_words.len();
         let mut index_of = vec![NONE; words];
         for (i, &w) in frame_words.iter().enumerate() {
             index_of[w as usize] = i as u32;
@@ -1832,20 +1853,43 @@ impl Frame {
                 zero += 1;
             }
         }
-        // Three words per slot and word of frame fluents (speedChess: 6,824 inputs, 13 words,
-        // 2 MB): beyond the move sets' bound, the gates stay.
-        if (zero as usize + 1).saturating_mul(fw * 3) > MOVE_SET_WORDS {
-            return Frame::default();
-        }
-        let mut bits = vec![0u64; (zero as usize + 1) * fw * 3];
+        // Each slot's bitsets, word by word, then the words that are not zero.
+        let mut by_slot: Vec<FxHashMap<u32, [u64; 3]>> = vec![FxHashMap::default(); zero as usize];
         for (f, parts) in &found {
-            let i = index_of[*f as usize / 64] as usize;
+            let i = index_of[*f as usize / 64];
             for (part, inputs) in parts.iter().enumerate() {
                 for &input in inputs {
-                    bits[(slot[input as usize] as usize * fw + i) * 3 + part] |= 1 << (f % 64);
+                    by_slot[slot[input as usize] as usize].entry(i).or_default()[part] |=
+                        1 << (f % 64);
                 }
             }
         }
+        let count: usize = by_slot.iter().map(|m| m.len()).sum();
+        // Four words an entry (speedChess: 6,824 inputs, 21,000 entries): beyond the move sets'
+        // bound, the gates stay.
+        if count.saturating_mul(4) > MOVE_SET_WORDS {
+            return Frame::default();
+        }
+        let mut entries = Vec::with_capacity(count);
+        let mut start = Vec::with_capacity(zero as usize + 2);
+        for words in by_slot {
+            start.push(entries.len() as u32);
+            let mut words: Vec<(u32, [u64; 3])> = words.into_iter().collect();
+            words.sort_unstable_by_key(|&(i, _)| i);
+            entries.extend(
+                words
+                    .into_iter()
+                    .map(|(word, [add, keep, kill])| FrameEntry {
+                        word,
+                        add,
+                        keep,
+                        kill,
+                    }),
+            );
+        }
+        // The zero slot's entries: none.
+        start.push(entries.len() as u32);
+        start.push(entries.len() as u32);
         for s in &mut slot {
             if *s == NONE {
                 *s = zero;
@@ -1857,7 +1901,8 @@ impl Frame {
             unless: frame_words.iter().map(|&w| unless[w as usize]).collect(),
             is,
             words: frame_words,
-            bits,
+            entries,
+            start,
             zero,
             slot,
         }
