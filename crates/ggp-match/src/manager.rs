@@ -316,7 +316,7 @@ struct Referee {
     machine: Machine,
     state: State,
     terminal: bool,
-    /// Every role's legal moves in `state` (none when terminal).
+    /// Every role's legal moves in `state` (none when terminal), in the order of their text.
     legal: Vec<Vec<TermId>>,
     /// Draws the substituted moves and the `random` role's.
     rng: StdRng,
@@ -396,6 +396,13 @@ impl Referee {
                 .all_legal_moves(&self.state)
                 .map_err(|e| e.to_string())?
         };
+        // In the order of their text, not the engine's (which differs between engines and
+        // between versions of one): a human is shown them in that order, and a seeded match
+        // substitutes the same moves whichever engine runs it.
+        let machine = &self.machine;
+        for moves in &mut self.legal {
+            moves.sort_by_cached_key(|&m| machine.terms().spelled(machine.symbols(), m));
+        }
         if let Some(role) = self.legal.iter().position(Vec::is_empty) {
             return Err(format!(
                 "`{}` has no legal move at step {step} (the game is not playable)",
