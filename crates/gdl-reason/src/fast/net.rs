@@ -2,8 +2,10 @@
 //! per input (`does` atom) and per AND/OR gate; negation is a flag on an edge.
 //!
 //! Built with constant folding (an atom no rule can derive is false, a gate with a false input
-//! to an AND is false, …), one-input gates replaced by their input, equal gates shared, and
-//! everything that cannot affect `legal`, `next`, `goal`, `terminal` or `sees` removed.
+//! to an AND is false, …), one-input gates replaced by their input, equal gates shared (also
+//! gates that are the same conjunction or disjunction of the same leaves, nested differently:
+//! [`merge_equivalent`]), and everything that cannot affect `legal`, `next`, `goal`,
+//! `terminal` or `sees` removed. Fluents are numbered in the order of their text.
 //!
 //! Ground atoms that depend on each other positively within a state (paths, connected groups)
 //! make cycles of gates. Such a strongly connected set of gates is a *block*: its nodes are

@@ -39,7 +39,7 @@
 //! most (breakthrough's cells: a piece arrives where a move goes, stays if the move made does
 //! not touch its cell; chess's: stays unless a move affects its square), its next-state bit
 //! is computed when the moves are set, 64 fluents a word, from the current state's bits and
-//! bitsets of the inputs on ([`Frame`]). The gates of those rules that nothing else reads
+//! bitsets of the inputs on, kept per input only for the words where it has bits ([`Frame`]). The gates of those rules that nothing else reads
 //! (with the move sets only they read) are not laid out at all: breakthrough's next-state
 //! logic was 11 of its 17 visits a step (one playout at a time 1.8 times as fast).
 //!
