@@ -399,10 +399,11 @@ impl Referee {
         // In the order of their text, not the engine's (which differs between engines and
         // between versions of one): a human is shown them in that order, and a seeded match
         // substitutes the same moves whichever engine runs it.
-        let machine = &self.machine;
-        for moves in &mut self.legal {
-            moves.sort_by_cached_key(|&m| machine.terms().spelled(machine.symbols(), m));
+        let mut legal = std::mem::take(&mut self.legal);
+        for moves in &mut legal {
+            moves.sort_by_cached_key(|&m| self.text(m));
         }
+        self.legal = legal;
         if let Some(role) = self.legal.iter().position(Vec::is_empty) {
             return Err(format!(
                 "`{}` has no legal move at step {step} (the game is not playable)",

@@ -5,7 +5,8 @@
 //! to an AND is false, …), one-input gates replaced by their input, equal gates shared (also
 //! gates that are the same conjunction or disjunction of the same leaves, nested differently:
 //! [`merge_equivalent`]), and everything that cannot affect `legal`, `next`, `goal`,
-//! `terminal` or `sees` removed. Fluents are numbered in the order of their text.
+//! `terminal` or `sees` removed. Fluents are numbered in the order of their text (where the
+//! rules read the state).
 //!
 //! Ground atoms that depend on each other positively within a state (paths, connected groups)
 //! make cycles of gates. Such a strongly connected set of gates is a *block*: its nodes are
@@ -50,7 +51,8 @@ pub(crate) enum Kind {
 pub(crate) struct Net {
     pub kinds: Vec<Kind>,
     pub inputs: Vec<Vec<Ref>>,
-    /// The fluents, in the order of the `true` relation's atoms.
+    /// The fluents, in the order of their text (of their first appearance in `init` or `next` in
+    /// a game whose rules never read the state).
     pub fluents: Vec<TermId>,
     /// The base node of each fluent.
     pub base: Vec<Ref>,
@@ -95,6 +97,23 @@ impl Net {
             .chain(std::iter::once(self.terminal))
             .chain(self.goals.iter().flatten().map(|&(_, r)| r))
             .chain(self.sees.iter().flatten().map(|&(_, r)| r))
+    }
+
+    /// Replaces every reference `legal`, `next`, `terminal`, `goal` and `sees` read by `f` of it.
+    fn map_outputs(&mut self, f: impl Fn(Ref) -> Ref) {
+        for (_, r) in self.legal.iter_mut().flatten() {
+            *r = f(*r);
+        }
+        for r in self.next.iter_mut() {
+            *r = f(*r);
+        }
+        self.terminal = f(self.terminal);
+        for (_, r) in self.goals.iter_mut().flatten() {
+            *r = f(*r);
+        }
+        for (_, r) in self.sees.iter_mut().flatten() {
+            *r = f(*r);
+        }
     }
 
     /// Whether each node is one of `roots` or an input of one, directly or not.
@@ -154,22 +173,9 @@ impl Builder {
 
     /// The conjunction (`and`) or disjunction of `refs`, simplified and shared.
     fn gate(&mut self, and: bool, mut refs: Vec<Ref>) -> Ref {
-        // For an AND, false absorbs and true is neutral; for an OR the reverse.
-        let (absorbing, neutral) = if and { (FALSE, TRUE) } else { (TRUE, FALSE) };
-        refs.retain(|&r| r != neutral);
-        refs.sort_unstable();
-        refs.dedup();
-        if refs.contains(&absorbing) {
-            return absorbing;
-        }
-        // `x` and `not x` together.
-        if refs.windows(2).any(|w| w[0] ^ 1 == w[1]) {
-            return absorbing;
-        }
-        match refs.len() {
-            0 => neutral,
-            1 => refs[0],
-            _ => {
+        match simplify(and, &mut refs) {
+            Some(r) => r,
+            None => {
                 if let Some(&r) = self.shared.get(&(and, refs.clone())) {
                     return r;
                 }
@@ -179,6 +185,26 @@ impl Builder {
                 r
             }
         }
+    }
+}
+
+/// Simplifies the inputs of a conjunction (`and`) or disjunction: without the neutral constant,
+/// sorted, each once. Returns what the gate is when that is not a gate of two inputs or more
+/// (a constant: the absorbing one among them, or `x` and `¬x` together; the neutral constant
+/// for no input; the input for one).
+fn simplify(and: bool, refs: &mut Vec<Ref>) -> Option<Ref> {
+    // For an AND, false absorbs and true is neutral; for an OR the reverse.
+    let (absorbing, neutral) = if and { (FALSE, TRUE) } else { (TRUE, FALSE) };
+    refs.retain(|&r| r != neutral);
+    refs.sort_unstable();
+    refs.dedup();
+    if refs.contains(&absorbing) || refs.windows(2).any(|w| w[0] ^ 1 == w[1]) {
+        return Some(absorbing);
+    }
+    match refs.len() {
+        0 => Some(neutral),
+        1 => Some(refs[0]),
+        _ => None,
     }
 }
 
@@ -532,15 +558,17 @@ const LEAVES_MAX: usize = 64;
 /// west the other way round; merged, a square that empties or fills changes half as many
 /// gates. Every reference to a gate is made a reference to the first (lowest) gate with its
 /// leaves, which comes before it, so the order stays topological and no cycle is made; gates
-/// in blocks are left as they are. Returns how many gates were merged (no longer referenced:
-/// [`prune`] removes them). Runs on a pruned network, whose order is topological.
+/// in blocks are left as they are. A gate whose inputs, so replaced, come to less (one input
+/// twice, or `x` and `¬x`) is simplified as the builder would, and replaced by what it comes
+/// to if that is not a gate. Returns how many gates were merged or simplified away (no longer
+/// referenced: [`prune`] removes them). Runs on a pruned network, whose order is topological.
 fn merge_equivalent(net: &mut Net) -> usize {
     let n = net.kinds.len();
     let block_of = net.block_of();
     let mut rep: Vec<Ref> = (0..n as u32).map(|k| k << 1).collect();
-    // Each first gate's leaves, `flat[span.0..span.1]`, sorted (`(0, 0)` for other nodes).
+    // Each first gate's leaves, `flat[span.0..span.1]`, sorted (`(0, 0)`, none, for other
+    // nodes: a gate has two leaves or more).
     let mut span = vec![(0u32, 0u32); n];
-    let mut has_leaves = vec![false; n];
     let mut flat: Vec<Ref> = Vec::new();
     // The first gates, by the hash of their kind and leaves.
     let mut first: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
@@ -563,10 +591,16 @@ fn merge_equivalent(net: &mut Net) -> usize {
         if block_of[k] != u32::MAX {
             continue;
         }
+        if let Some(r) = simplify(and, &mut net.inputs[k]) {
+            // Every input comes before the gate: so does what it comes to.
+            rep[k] = r;
+            merged += 1;
+            continue;
+        }
         leaves.clear();
         for &r in &net.inputs[k] {
             let i = node_of(r) as usize;
-            if !is_negated(r) && has_leaves[i] && net.kinds[i] == net.kinds[k] {
+            if !is_negated(r) && span[i].1 > span[i].0 && net.kinds[i] == net.kinds[k] {
                 leaves.extend_from_slice(&flat[span[i].0 as usize..span[i].1 as usize]);
             } else {
                 leaves.push(r);
@@ -592,7 +626,6 @@ fn merge_equivalent(net: &mut Net) -> usize {
             let start = flat.len() as u32;
             flat.extend_from_slice(&leaves);
             span[k] = (start, flat.len() as u32);
-            has_leaves[k] = true;
             first.insert_unique(h, k as u32, |&g| {
                 let g = g as usize;
                 hash_of(
@@ -603,18 +636,7 @@ fn merge_equivalent(net: &mut Net) -> usize {
         }
     }
     if merged > 0 {
-        let map = |r: &mut Ref| *r = rep[node_of(*r) as usize] ^ (*r & 1);
-        for (_, r) in net.legal.iter_mut().flatten() {
-            map(r);
-        }
-        net.next.iter_mut().for_each(map);
-        map(&mut net.terminal);
-        for (_, r) in net.goals.iter_mut().flatten() {
-            map(r);
-        }
-        for (_, r) in net.sees.iter_mut().flatten() {
-            map(r);
-        }
+        net.map_outputs(|r| rep[node_of(r) as usize] ^ (r & 1));
     }
     merged
 }
@@ -781,19 +803,7 @@ fn prune(net: &mut Net) {
     for r in net.base.iter_mut().chain(net.input.iter_mut()) {
         *r = map(*r);
     }
-    for (_, r) in net.legal.iter_mut().flatten() {
-        *r = map(*r);
-    }
-    for r in net.next.iter_mut() {
-        *r = map(*r);
-    }
-    net.terminal = map(net.terminal);
-    for (_, r) in net.goals.iter_mut().flatten() {
-        *r = map(*r);
-    }
-    for (_, r) in net.sees.iter_mut().flatten() {
-        *r = map(*r);
-    }
+    net.map_outputs(map);
 }
 
 #[cfg(test)]
@@ -865,5 +875,38 @@ mod tests {
             }
         }
         crate::fast::tests::agrees_with_reference(STRETCHES, 40);
+    }
+
+    #[test]
+    fn a_gate_whose_inputs_merge_into_one_is_that_input() {
+        // `p` and `rr` are both `a ∧ b ∧ c`, nested differently; `terminal` is their OR, which
+        // after the merge reads one gate twice: it is that gate.
+        let text = "
+            (role r) (f a) (f b) (f c) (init (on a))
+            (<= (legal r (toggle ?x)) (f ?x))
+            (<= (next (on ?x)) (does r (toggle ?x)) (not (true (on ?x))))
+            (<= (next (on ?x)) (true (on ?x)) (not (does r (toggle ?x))))
+            (<= q (true (on b)) (true (on c)))
+            (<= p (true (on a)) q)
+            (<= s (true (on a)) (true (on b)))
+            (<= rr s (true (on c)))
+            (<= terminal p)
+            (<= terminal rr)
+            (<= (goal r 100) (true (on a)))
+            (<= (goal r 0) (not (true (on a))))";
+        let net = net_of(text);
+        let t = net.terminal;
+        assert!(!is_negated(t) && net.kinds[node_of(t) as usize] == Kind::And);
+        for ins in &net.inputs {
+            let mut sorted = ins.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                ins.len(),
+                "a gate reads an input twice: {ins:?}"
+            );
+        }
+        crate::fast::tests::agrees_with_reference(text, 40);
     }
 }
