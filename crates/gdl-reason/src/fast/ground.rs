@@ -561,22 +561,28 @@ pub(crate) fn atom_texts(g: &Ground, program: &Program, rel: RelId) -> Vec<Strin
     out
 }
 
+/// Small limits for tests of grounding and of what is built on it.
+#[cfg(test)]
+pub(crate) fn test_limits(demand: bool) -> Limits {
+    Limits {
+        budget: Budget {
+            max_tuples: 10_000,
+            max_depth: 16,
+            max_work: 1_000_000,
+            deadline: None,
+        },
+        max_rules: 10_000,
+        branch_limit: 64,
+        demand,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn limits(demand: bool) -> Limits {
-        Limits {
-            budget: Budget {
-                max_tuples: 10_000,
-                max_depth: 16,
-                max_work: 1_000_000,
-                deadline: None,
-            },
-            max_rules: 10_000,
-            branch_limit: 64,
-            demand,
-        }
+        test_limits(demand)
     }
 
     fn grounded_with(text: &str, demand: bool) -> Result<(Ground, Program), GroundError> {

@@ -809,8 +809,7 @@ fn prune(net: &mut Net) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fast::datalog::Budget;
-    use crate::fast::ground::{Limits, ground};
+    use crate::fast::ground::{ground, test_limits};
     use crate::terms::TermStore;
 
     fn net_of(text: &str) -> Net {
@@ -819,18 +818,7 @@ mod tests {
         let program = &checked.program;
         let mut store = TermStore::new();
         let roles = crate::fast::roles_of(program, &mut store);
-        let limits = Limits {
-            budget: Budget {
-                max_tuples: 10_000,
-                max_depth: 16,
-                max_work: 1_000_000,
-                deadline: None,
-            },
-            max_rules: 10_000,
-            branch_limit: 64,
-            demand: false,
-        };
-        let g = ground(program, store, &limits).unwrap();
+        let g = ground(program, store, &test_limits(false)).unwrap();
         build(&g, program, &roles).unwrap()
     }
 

@@ -302,13 +302,17 @@ impl Runtime {
                 .filter(|&(f, _)| !frame.member(f))
                 .map(|(_, &r)| node_of(r))
         };
-        let live = net.cone(
+        // What `legal`, `terminal` and the next state (but frame fluents') read.
+        let deciding = || {
             net.legal
                 .iter()
                 .flatten()
                 .map(|&(_, r)| node_of(r))
                 .chain(other_next())
                 .chain(std::iter::once(node_of(net.terminal)))
+        };
+        let live = net.cone(
+            deciding()
                 .chain(net.goals.iter().flatten().map(|&(_, r)| node_of(r)))
                 .chain(net.sees.iter().flatten().map(|&(_, r)| node_of(r))),
         );
@@ -321,12 +325,7 @@ impl Runtime {
         );
         // Lazy gates: what `legal`, `next` and `terminal` do not depend on (only `goal` does).
         let eager = net.cone(
-            net.legal
-                .iter()
-                .flatten()
-                .map(|&(_, r)| node_of(r))
-                .chain(other_next())
-                .chain(std::iter::once(node_of(net.terminal)))
+            deciding()
                 // A block reads its inputs' values when it is evaluated, so they must be
                 // current: blocks (and all they depend on) are not lazy.
                 .chain(
