@@ -9,11 +9,11 @@
 //! bucket's positive literals) into an auxiliary relation over the variables the rest of the
 //! rule still needs. Variables are eliminated greedily, the one with the smallest estimated
 //! bucket join first, while the bucket is smaller than the whole body; of buckets estimated
-//! the same, the one whose auxiliary relation is smallest (see [`decompose`]). Sizes are estimated
-//! from the distinct values of the whole arguments a bucket binds, or, finer, of every bound
-//! subterm (`(cell ?x ?y ?p)` with `?x` bound): the finer estimates split some games into
-//! fewer ground rules and others into more (quarto's network is 30 times larger with them),
-//! so the grounder uses them only where the coarse ones fail.
+//! the same, the one whose auxiliary relation is guessed smallest (see [`decompose`]). Sizes
+//! are estimated from the distinct values of the whole arguments a bucket binds, or, finer,
+//! of every bound subterm (`(cell ?x ?y ?p)` with `?x` bound): the finer estimates split some
+//! games into fewer ground rules and others into more (quarto's network is 30 times larger
+//! with them), so the grounder uses them only where the coarse ones fail.
 //!
 //! This is exact for any partition of the body: the auxiliary relation is the projection of
 //! the bucket's conjunction on the variables it shares with the rest and the head.
@@ -62,9 +62,13 @@ const UNKNOWN_DISTINCT: f64 = 10.0;
 /// What is assumed of an auxiliary relation that a decomposition has made and nothing has
 /// computed yet: its size, and the distinct values of each of its arguments (variables).
 struct Guess {
-    rel: u32,
     size: f64,
     distinct: Vec<f64>,
+}
+
+/// The guess made for relation `rel`, if it is one of `guesses` (relation, guess).
+fn guess_of(guesses: &[(u32, Guess)], rel: u32) -> Option<&Guess> {
+    guesses.iter().find(|(r, _)| *r == rel).map(|(_, g)| g)
 }
 
 /// The estimated number of bindings a conjunction has: positive literals joined smallest
@@ -77,7 +81,7 @@ fn estimate(
     db: &mut Db,
     lits: &[&Lit],
     known: &impl Fn(u32) -> bool,
-    guesses: &[Guess],
+    guesses: &[(u32, Guess)],
     fine: bool,
 ) -> f64 {
     let mut bound: Vec<u32> = Vec::new();
@@ -93,7 +97,7 @@ fn estimate(
         let mut best: Option<(f64, usize)> = None;
         for (k, atom) in left.iter().enumerate() {
             let paths = bound_paths(&atom.args, &|v| bound.contains(&v));
-            if let Some(g) = guesses.iter().find(|g| g.rel == atom.rel) {
+            if let Some(g) = guess_of(guesses, atom.rel) {
                 // Its arguments are variables: only whole arguments are bound.
                 let s = paths
                     .iter()
@@ -139,7 +143,10 @@ fn estimate(
 
 /// Splits `rule` into rules over auxiliary relations and the rule itself, in evaluation order.
 /// Auxiliary relations are added to `db`, and to `dynamic` (whether each relation depends on
-/// the state). Sizes are estimated from the relations that are `known` (computed).
+/// the state). Sizes are estimated from the relations that are `known` (computed). Of buckets
+/// whose joins are estimated the same (within [`TIE`]), the first whose auxiliary relation is
+/// guessed smallest is eliminated ([`guess`], from the joins estimated again with the guesses
+/// of the auxiliary relations made so far); the guesses decide nothing else.
 ///
 /// With `anchor`, the rule's first literal (its demand, see `demand`) goes into every
 /// auxiliary relation, so that each is computed only where demanded (when the literal's
@@ -155,7 +162,7 @@ pub(crate) fn decompose(
 ) -> Result<Vec<FlatRule>, Stop> {
     let mut out = Vec::new();
     let mut body: Vec<Lit> = rule.body.clone();
-    let mut guesses: Vec<Guess> = Vec::new();
+    let mut guesses: Vec<(u32, Guess)> = Vec::new();
     let mut head_vars = Vec::new();
     rule.head.for_each_var(&mut |v| {
         if !head_vars.contains(&v) {
@@ -182,14 +189,13 @@ pub(crate) fn decompose(
         existential.sort_unstable();
         existential.dedup();
         // The best bucket: the smallest estimated join. Of joins estimated the same (a rule
-        // symmetric in its variables), the one whose auxiliary relation is guessed smallest
-        // (from the joins estimated again with guesses of this decomposition's auxiliary
-        // relations): hex's `transfer`, once the placement is eliminated, can eliminate the
-        // role, leaving (group, cell), or the cell, leaving (group, role); the second network's
-        // gates watch only the cells of each group (one playout at a time 1.8 times as fast).
-        // The guesses only break ties: as the primary estimate they changed the networks of
-        // 175 corpus games, most for the smaller, but reversi's for the slower.
-        let mut best: Option<(f64, Guess, Vec<usize>, Vec<u32>)> = None;
+        // symmetric in its variables), the one whose auxiliary relation is guessed smallest:
+        // hex's `transfer`, once the placement is eliminated, can eliminate the role, leaving
+        // (group, cell), or the cell, leaving (group, role); the second network's gates watch
+        // only the cells of each group (one playout at a time 1.8 times as fast). The guesses
+        // only break ties: as the primary estimate they changed the networks of 175 corpus
+        // games, most for the smaller, but reversi's for the slower.
+        let mut candidates: Vec<(f64, Vec<usize>)> = Vec::new();
         for &v in &existential {
             let Some(mut bucket) = bucket_of(v, &body, &lit_vars) else {
                 continue;
@@ -201,20 +207,25 @@ pub(crate) fn decompose(
                 continue;
             }
             let lits: Vec<&Lit> = bucket.iter().map(|&k| &body[k]).collect();
-            let e = estimate(db, &lits, known, &[], fine);
-            let shared = shared_vars(&bucket, &lit_vars, &head_vars);
-            let join = estimate(db, &lits, known, &guesses, fine);
-            let guess = guess(db, &lits, known, &guesses, &shared, join);
-            let better = best.as_ref().is_none_or(|(b, g, ..)| {
-                e < b * (1.0 - TIE) || (e <= b * (1.0 + TIE) && guess.size < g.size)
-            });
-            if better {
-                best = Some((e, guess, bucket, shared));
-            }
+            candidates.push((estimate(db, &lits, known, &[], fine), bucket));
         }
-        let Some((_, mut guess, bucket, shared)) = best else {
+        let Some(least) = candidates.iter().map(|(e, _)| *e).reduce(f64::min) else {
             break;
         };
+        let mut best: Option<(Guess, Vec<usize>, Vec<u32>)> = None;
+        for (e, bucket) in candidates {
+            if e > least * (1.0 + TIE) {
+                continue;
+            }
+            let lits: Vec<&Lit> = bucket.iter().map(|&k| &body[k]).collect();
+            let shared = shared_vars(&bucket, &lit_vars, &head_vars);
+            let join = estimate(db, &lits, known, &guesses, fine);
+            let aux = guess(db, &lits, known, &guesses, &shared, join);
+            if best.as_ref().is_none_or(|(g, ..)| aux.size < g.size) {
+                best = Some((aux, bucket, shared));
+            }
+        }
+        let (aux_guess, bucket, shared) = best.expect("the least estimate is a candidate's");
         let members: Vec<Lit> = bucket.iter().map(|&k| body[k].clone()).collect();
         let is_dynamic = members.iter().any(|l| match l {
             Lit::Pos(a) | Lit::Neg(a) => dynamic[a.rel as usize],
@@ -223,8 +234,7 @@ pub(crate) fn decompose(
         db.rels.push(Relation::new(shared.len()));
         dynamic.push(is_dynamic);
         let aux = (db.rels.len() - 1) as u32;
-        guess.rel = aux;
-        guesses.push(guess);
+        guesses.push((aux, aux_guess));
         let atom = PAtom {
             rel: aux,
             args: shared.iter().map(|&v| Pat::Var(v)).collect(),
@@ -272,13 +282,14 @@ fn shared_vars(bucket: &[usize], lit_vars: &[Vec<u32>], head_vars: &[u32]) -> Ve
 
 /// What to assume of the auxiliary relation over `shared` that the conjunction `lits`
 /// (estimated at `join` bindings) projects to: each argument takes the fewest distinct values
-/// a positive literal has where the variable stands, and the relation has at most the product
-/// of those, and at most `join` tuples. Its `rel` is set by the caller.
+/// a positive literal has where the variable stands (at most `join`), the relation has at most
+/// the product of those and at most `join` tuples, and no argument more distinct values than
+/// the relation has tuples; all at least 1.
 fn guess(
     db: &mut Db,
     lits: &[&Lit],
     known: &impl Fn(u32) -> bool,
-    guesses: &[Guess],
+    guesses: &[(u32, Guess)],
     shared: &[u32],
     join: f64,
 ) -> Guess {
@@ -291,7 +302,7 @@ fn guess(
                 let Some(path) = path_to(&a.args, v) else {
                     continue;
                 };
-                let d = if let Some(g) = guesses.iter().find(|g| g.rel == a.rel) {
+                let d = if let Some(g) = guess_of(guesses, a.rel) {
                     g.distinct[usize::from(path[0])]
                 } else if known(a.rel) {
                     f64::from(db.rels[a.rel as usize].distinct_at(&path, &db.store))
@@ -305,7 +316,6 @@ fn guess(
         .collect();
     let size = distinct.iter().product::<f64>().min(join).max(1.0);
     Guess {
-        rel: u32::MAX,
         size,
         distinct: distinct.into_iter().map(|d| d.min(size)).collect(),
     }
@@ -314,40 +324,26 @@ fn guess(
 /// Where variable `v` stands in `args` (the first place, at most four deep), as a path of
 /// argument positions.
 fn path_to(args: &[Pat], v: u32) -> Option<Vec<u8>> {
-    fn walk(p: &Pat, v: u32, path: &mut Vec<u8>) -> bool {
-        match p {
-            Pat::Var(x) => *x == v,
-            Pat::Ground(_) => false,
-            Pat::Fn(_, sub) => {
-                path.len() < 4
-                    && sub
-                        .iter()
-                        .enumerate()
-                        .take(usize::from(u8::MAX))
-                        .any(|(i, q)| {
-                            path.push(i as u8);
-                            let found = walk(q, v, path);
-                            if !found {
-                                path.pop();
-                            }
-                            found
-                        })
-            }
-        }
+    /// Extends `path` to `v` within `sub`, the arguments at `path`.
+    fn find_in(sub: &[Pat], v: u32, path: &mut Vec<u8>) -> bool {
+        sub.iter()
+            .enumerate()
+            .take(usize::from(u8::MAX))
+            .any(|(i, p)| {
+                path.push(i as u8);
+                let found = match p {
+                    Pat::Var(x) => *x == v,
+                    Pat::Ground(_) => false,
+                    Pat::Fn(_, sub) => path.len() < 4 && find_in(sub, v, path),
+                };
+                if !found {
+                    path.pop();
+                }
+                found
+            })
     }
     let mut path = Vec::new();
-    args.iter()
-        .enumerate()
-        .take(usize::from(u8::MAX))
-        .any(|(i, p)| {
-            path.push(i as u8);
-            let found = walk(p, v, &mut path);
-            if !found {
-                path.pop();
-            }
-            found
-        })
-        .then_some(path)
+    find_in(args, v, &mut path).then_some(path)
 }
 
 /// The literals that must go with eliminating `v`: those that mention it, plus, for every
