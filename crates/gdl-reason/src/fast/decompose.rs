@@ -71,6 +71,31 @@ fn guess_of(guesses: &[(u32, Guess)], rel: u32) -> Option<&Guess> {
     guesses.iter().find(|(r, _)| *r == rel).map(|(_, g)| g)
 }
 
+/// The size assumed for relation `rel`: its guess's, its own if `known`, or a default.
+fn size_of(db: &Db, known: &impl Fn(u32) -> bool, guesses: &[(u32, Guess)], rel: u32) -> f64 {
+    match guess_of(guesses, rel) {
+        Some(g) => g.size,
+        None if known(rel) => db.rels[rel as usize].len() as f64,
+        None => UNKNOWN_SIZE,
+    }
+}
+
+/// The distinct values assumed at `path` in relation `rel` (a guessed relation's arguments are
+/// variables: its paths are whole arguments).
+fn distinct_of(
+    db: &mut Db,
+    known: &impl Fn(u32) -> bool,
+    guesses: &[(u32, Guess)],
+    rel: u32,
+    path: &[u8],
+) -> f64 {
+    match guess_of(guesses, rel) {
+        Some(g) => g.distinct[usize::from(path[0])],
+        None if known(rel) => f64::from(db.rels[rel as usize].distinct_at(path, &db.store)),
+        None => UNKNOWN_DISTINCT,
+    }
+}
+
 /// The estimated number of bindings a conjunction has: positive literals joined smallest
 /// first, each bound position dividing by the distinct values found there. An auxiliary
 /// relation of this decomposition that has a guess (`guesses`) counts as guessed; other
@@ -96,32 +121,11 @@ fn estimate(
     while !left.is_empty() {
         let mut best: Option<(f64, usize)> = None;
         for (k, atom) in left.iter().enumerate() {
-            let paths = bound_paths(&atom.args, &|v| bound.contains(&v));
-            if let Some(g) = guess_of(guesses, atom.rel) {
-                // Its arguments are variables: only whole arguments are bound.
-                let s = paths
-                    .iter()
-                    .filter(|p| p.len() == 1)
-                    .fold(g.size, |s, p| s / g.distinct[usize::from(p[0])]);
-                if best.is_none_or(|(b, _)| s < b) {
-                    best = Some((s, k));
-                }
-                continue;
-            }
-            let is_known = known(atom.rel);
-            let rel = &mut db.rels[atom.rel as usize];
-            let mut s = if is_known {
-                rel.len() as f64
-            } else {
-                UNKNOWN_SIZE
-            };
+            let mut s = size_of(db, known, guesses, atom.rel);
             // Bound subterms (`fine`), or whole arguments only (paths of length 1).
+            let paths = bound_paths(&atom.args, &|v| bound.contains(&v));
             for path in paths.iter().filter(|p| fine || p.len() == 1) {
-                s /= if is_known {
-                    rel.distinct_at(path, &db.store) as f64
-                } else {
-                    UNKNOWN_DISTINCT
-                };
+                s /= distinct_of(db, known, guesses, atom.rel, path);
             }
             if best.is_none_or(|(b, _)| s < b) {
                 best = Some((s, k));
@@ -302,14 +306,7 @@ fn guess(
                 let Some(path) = path_to(&a.args, v) else {
                     continue;
                 };
-                let d = if let Some(g) = guess_of(guesses, a.rel) {
-                    g.distinct[usize::from(path[0])]
-                } else if known(a.rel) {
-                    f64::from(db.rels[a.rel as usize].distinct_at(&path, &db.store))
-                } else {
-                    UNKNOWN_DISTINCT
-                };
-                fewest = fewest.min(d);
+                fewest = fewest.min(distinct_of(db, known, guesses, a.rel, &path));
             }
             fewest.min(join).max(1.0)
         })

@@ -581,14 +581,10 @@ pub(crate) fn test_limits(demand: bool) -> Limits {
 mod tests {
     use super::*;
 
-    fn limits(demand: bool) -> Limits {
-        test_limits(demand)
-    }
-
     fn grounded_with(text: &str, demand: bool) -> Result<(Ground, Program), GroundError> {
         let checked = gdl_check::check(text);
         assert!(checked.blocking_errors().next().is_none());
-        let g = ground(&checked.program, TermStore::new(), &limits(demand))?;
+        let g = ground(&checked.program, TermStore::new(), &test_limits(demand))?;
         Ok((g, checked.program))
     }
 
@@ -662,7 +658,7 @@ mod tests {
              (<= (next (n (s ?x))) (true (n ?x))) (<= terminal (true (n (s (s 0)))))
              (<= (goal r 0) (true (n ?x)))",
         );
-        let error = ground(&checked.program, TermStore::new(), &limits(false))
+        let error = ground(&checked.program, TermStore::new(), &test_limits(false))
             .err()
             .expect("refused");
         assert!(
@@ -788,10 +784,10 @@ mod tests {
             budget: Budget {
                 max_tuples: 100_000,
                 max_work: 1_000_000,
-                ..limits(false).budget
+                ..test_limits(false).budget
             },
             max_rules: 100_000,
-            ..limits(false)
+            ..test_limits(false)
         };
         let g = ground(&checked.program, TermStore::new(), &limits).unwrap();
         let f = checked.program.relation("f", 1).unwrap();

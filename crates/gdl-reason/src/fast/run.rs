@@ -41,8 +41,8 @@
 //! is computed when the moves are set, 64 fluents a word, from the current state's bits and
 //! bitsets of the inputs on, kept per input only for the words where it has bits ([`Frame`]).
 //! The gates of those rules that nothing else reads (with the move sets only they read) are
-//! not laid out at all: breakthrough's next-state
-//! logic was 11 of its 17 visits a step (one playout at a time 1.8 times as fast).
+//! not laid out at all: breakthrough's next-state logic was 11 of its 17 visits a step (one
+//! playout at a time 1.8 times as fast).
 //!
 //! **Blocks.** Gates in a cycle (recursion within a state: paths, connected groups) are
 //! evaluated together, by least fixpoint, when an input from outside the block changes:
@@ -1329,7 +1329,7 @@ impl Runtime {
     fn settle_frame(&mut self) {
         let frame = &self.frame;
         if frame.words.is_empty() {
-            // No frame fluents (the game has none, or too many entries: `Frame::default()`).
+            // No frame fluents: nothing to do.
             return;
         }
         let acc = &mut self.frame_acc;
@@ -1738,7 +1738,7 @@ impl MoveSets {
 /// 64 fluents at once, when the moves are set, instead of the gates of those
 /// rules (and the move sets only they read) propagating each move switched. Breakthrough's
 /// cells, most of chess's.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Frame {
     /// Whether each fluent is one, a bit each.
     is: Vec<u64>,
@@ -1770,6 +1770,21 @@ struct FrameEntry {
 }
 
 impl Frame {
+    /// No frame fluents: every node in the zero slot, which has no entries.
+    fn none(nodes: usize) -> Frame {
+        Frame {
+            is: Vec::new(),
+            words: Vec::new(),
+            mask: Vec::new(),
+            always: Vec::new(),
+            unless: Vec::new(),
+            entries: Vec::new(),
+            start: vec![0, 0],
+            zero: 0,
+            slot: vec![0; nodes],
+        }
+    }
+
     fn new(net: &Net, block_of: &[u32], sets_of_moves: &[bool]) -> Frame {
         let n = net.kinds.len();
         let is_set = |r: Ref| !is_negated(r) && sets_of_moves[node_of(r) as usize];
@@ -1857,7 +1872,6 @@ impl Frame {
                 zero += 1;
             }
         }
-        // Each slot's bitsets, word by word, then the words that are not zero.
         // Each slot's entries, word by word: the fluents come in ascending order, so a slot's
         // words do too, and a bit goes into the slot's last entry or a new one.
         let mut by_slot: Vec<Vec<FrameEntry>> = vec![Vec::new(); zero as usize];
@@ -1882,7 +1896,7 @@ impl Frame {
         // Four words an entry (speedChess: 6,824 inputs, 12,135 entries): beyond the move sets'
         // bound, the gates stay.
         if count.saturating_mul(4) > MOVE_SET_WORDS {
-            return Frame::default();
+            return Frame::none(n);
         }
         let mut entries = Vec::with_capacity(count);
         let mut start = Vec::with_capacity(zero as usize + 2);
