@@ -194,13 +194,19 @@ fn stepped_playouts(
                     break;
                 }
             };
-            if percepts {
-                let seen = machine.all_percepts(&state, &joint)?;
+            // The percepts are counted with the step they belong to, once it is made: a
+            // next state cut short at the deadline ends the run, and neither is counted.
+            let seen = if percepts {
+                Some(machine.all_percepts(&state, &joint)?)
+            } else {
+                None
+            };
+            state = machine.next_state(&state, &joint)?;
+            tally.state_changes += 1;
+            if let Some(seen) = seen {
                 tally.percepts += seen.len() as u64;
                 tally.percept_terms += seen.iter().map(|s| s.len() as u64).sum::<u64>();
             }
-            state = machine.next_state(&state, &joint)?;
-            tally.state_changes += 1;
             steps += 1;
         }
     }
