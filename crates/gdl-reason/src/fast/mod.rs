@@ -1759,6 +1759,43 @@ mod tests {
          (<= terminal (true (t 7)))
          (<= (goal r 100) (path a a)) (<= (goal r 0) (not (path a a)))";
 
+    /// A goal that counts marked cells as reversi counts discs: cell by cell, "one more if the
+    /// cell is marked, else as many" (an OR of two ANDs on a literal and its negation: a lazy
+    /// choice).
+    const COUNTS: &str = "(role r) (init (t 0))
+         (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5)
+         (cell 1) (cell 2) (cell 3) (cell 4) (cell 5)
+         (score 0 0) (score 1 20) (score 2 40) (score 3 60) (score 4 80) (score 5 100)
+         (<= (legal r (mark ?c)) (cell ?c) (not (true (marked ?c))))
+         (legal r skip)
+         (<= (next (marked ?c)) (does r (mark ?c)))
+         (<= (next (marked ?c)) (true (marked ?c)))
+         (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n))
+         (<= terminal (true (t 4)))
+         (<= (count 1 1) (true (marked 1)))
+         (<= (count 1 0) (not (true (marked 1))))
+         (<= (count ?k1 ?n1) (succ ?k ?k1) (count ?k ?n) (succ ?n ?n1) (true (marked ?k1)))
+         (<= (count ?k1 ?n) (succ ?k ?k1) (count ?k ?n) (not (true (marked ?k1))))
+         (<= (goal r ?g) (count 5 ?n) (score ?n ?g))";
+
+    #[test]
+    fn counts_cell_by_cell_are_lazy_choices_and_agree() {
+        let m = FastMachine::from_text(COUNTS).unwrap();
+        // The counts 1..k-1 at cells k = 2..=5 have a rule each way: 1 + 2 + 3 + 4 choices
+        // (0 and k, one rule each, are not).
+        assert_eq!(m.rt.lazy_choices(), 10);
+        agrees_with_reference(COUNTS, 60);
+        // With a third literal in one rule (true in every state: some `t` holds), no choices.
+        let text = COUNTS.replace(
+            "(not (true (marked ?k1))))",
+            "(not (true (marked ?k1))) (true (t ?t)))",
+        );
+        assert_ne!(text, COUNTS);
+        let m = FastMachine::from_text(&text).unwrap();
+        assert_eq!(m.rt.lazy_choices(), 0);
+        agrees_with_reference(&text, 60);
+    }
+
     #[test]
     fn recursion_within_a_state_is_a_block_evaluated_by_least_fixpoint() {
         // A path must stop holding when its support is gone (a cycle of true gates must not

@@ -117,6 +117,11 @@ const HAS_BLOCKS: u32 = 1 << 30;
 const VALUE: u32 = 1 << 31;
 const NONE: u32 = u32::MAX;
 
+/// The kinds of lazy gates (the low bits of `Runtime::lazy`'s entries).
+const LAZY_OR: u32 = 0;
+const LAZY_AND: u32 = 1;
+const LAZY_CHOICE: u32 = 2;
+
 /// What propagation reads and writes of a node, together in 8 bytes (a cache line holds
 /// eight: the large networks are bound by cache misses).
 #[derive(Clone, Copy, Default)]
@@ -258,9 +263,10 @@ pub(crate) struct Runtime {
     block_count: Vec<u32>,
     block_value: Vec<bool>,
     block_queue: Vec<u32>,
-    /// The lazy gates in index order (`node << 1 | is an AND`), their inputs
-    /// (`lazy_inputs[lazy_start[i]..lazy_start[i + 1]]`), and whether their values are those of
-    /// the current state.
+    /// The lazy gates in index order (`node << 2 | LAZY_OR, LAZY_AND or LAZY_CHOICE`), their
+    /// inputs (`lazy_inputs[lazy_start[i]..lazy_start[i + 1]]`; a choice's three: the literal
+    /// chosen by, then what it takes if that holds and what it takes if not), and whether their
+    /// values are those of the current state.
     lazy: Vec<u32>,
     lazy_start: Vec<u32>,
     lazy_inputs: Vec<Ref>,
@@ -341,15 +347,74 @@ impl Runtime {
                 && !net.inputs[k].is_empty()
                 && block_of[k] == NONE
         };
+        // Lazy choices: an OR of two lazy ANDs that nothing else reads, one with a literal and
+        // the other with its negation, `(s ∧ x) ∨ (¬s ∧ y)`, is `s ? x : y`: one gate for
+        // three, and one input read after `s` (reversi's goals count each colour's discs
+        // square by square, "one more if the square holds one, else as many", thousands of
+        // such ORs evaluated at the end of every playout). Not where `sees` reads lazy gates
+        // (its cone is walked through the gates as they are).
+        let mut choices: Vec<(u32, [Ref; 3])> = Vec::new();
+        let mut absorbed = vec![false; n];
+        if net.sees.iter().all(|s| s.is_empty()) {
+            let mut rooted = vec![false; n];
+            for &(_, r) in net.goals.iter().flatten() {
+                rooted[node_of(r) as usize] = true;
+            }
+            let only_read_here = |r: Ref| {
+                let a = node_of(r) as usize;
+                r & 1 == 0
+                    && net.kinds[a] == Kind::And
+                    && net.inputs[a].len() == 2
+                    && fanout[a] == 1
+                    && !rooted[a]
+                    && is_lazy(a)
+            };
+            for k in 0..n {
+                if !is_lazy(k) || net.kinds[k] != Kind::Or || net.inputs[k].len() != 2 {
+                    continue;
+                }
+                let (one, other) = (net.inputs[k][0], net.inputs[k][1]);
+                if node_of(one) == node_of(other) || !only_read_here(one) || !only_read_here(other)
+                {
+                    continue;
+                }
+                let (a, b) = (
+                    &net.inputs[node_of(one) as usize],
+                    &net.inputs[node_of(other) as usize],
+                );
+                // The literal of `a` whose negation is in `b`, and the other two inputs.
+                let choice = (0..2).find_map(|i| {
+                    (0..2)
+                        .find(|&j| a[i] == b[j] ^ 1)
+                        .map(|j| [a[i], a[1 - i], b[1 - j]])
+                });
+                if let Some(refs) = choice {
+                    choices.push((k as u32, refs));
+                    absorbed[node_of(one) as usize] = true;
+                    absorbed[node_of(other) as usize] = true;
+                }
+            }
+        }
         let mut lazy = Vec::new();
         let mut lazy_start = vec![0u32];
         let mut lazy_inputs = Vec::new();
         let mut lazy_index = vec![NONE; n];
+        let mut choice = choices.iter().peekable();
         for (k, index) in lazy_index.iter_mut().enumerate() {
-            if is_lazy(k) {
+            if is_lazy(k) && !absorbed[k] {
                 *index = lazy.len() as u32;
-                lazy.push(((k as u32) << 1) | u32::from(net.kinds[k] == Kind::And));
-                lazy_inputs.extend_from_slice(&net.inputs[k]);
+                if let Some((_, refs)) = choice.next_if(|&&(at, _)| at as usize == k) {
+                    lazy.push(((k as u32) << 2) | LAZY_CHOICE);
+                    lazy_inputs.extend_from_slice(refs);
+                } else {
+                    let kind = if net.kinds[k] == Kind::And {
+                        LAZY_AND
+                    } else {
+                        LAZY_OR
+                    };
+                    lazy.push(((k as u32) << 2) | kind);
+                    lazy_inputs.extend_from_slice(&net.inputs[k]);
+                }
                 lazy_start.push(lazy_inputs.len() as u32);
             }
         }
@@ -726,7 +791,11 @@ impl Runtime {
             rt.lazy_start.len() == rt.lazy.len() + 1
                 && rt.lazy_start.windows(2).all(|w| w[0] <= w[1])
                 && rt.lazy_start[rt.lazy.len()] as usize <= rt.lazy_inputs.len()
-                && rt.lazy.iter().all(|&e| ((e >> 1) as usize) < n)
+                && n <= (u32::MAX >> 2) as usize
+                && rt.lazy.iter().all(|&e| ((e >> 2) as usize) < n)
+                && rt.lazy.iter().enumerate().all(|(i, &e)| {
+                    e & 3 != LAZY_CHOICE || rt.lazy_start[i + 1] - rt.lazy_start[i] == 3
+                })
                 && rt.lazy_inputs.iter().all(|&r| (node_of(r) as usize) < n)
                 && rt.sees_lazy.iter().all(|&i| (i as usize) < rt.lazy.len()),
             "a lazy gate's inputs lie outside the network"
@@ -822,7 +891,8 @@ impl Runtime {
     }
 
     /// Evaluates lazy gate number `i` (its inputs are settled): an AND stops at its first input
-    /// that does not hold, an OR at its first that does. Goals such as reversi's piece counts
+    /// that does not hold, an OR at its first that does, a choice reads its literal and then
+    /// one of its two other inputs. Goals such as reversi's piece counts
     /// are thousands of lazy gates evaluated at the end of every playout, so this loop reads
     /// without a bounds check per access.
     #[inline(always)]
@@ -832,25 +902,41 @@ impl Runtime {
         // `lazy.len()`, and `settle_sees`, the numbers in `sees_lazy`, checked to be below it
         // by `Runtime::new`), `lazy_start` has an entry past the last one,
         // its ranges lie within `lazy_inputs`, and every lazy gate and input is a node
-        // (checked by `Runtime::new`; none of them changes afterwards).
+        // (checked by `Runtime::new`, and that a choice has three inputs; none of them changes
+        // afterwards).
         unsafe {
             let entry = *self.lazy.get_unchecked(i);
             let start = *self.lazy_start.get_unchecked(i) as usize;
             let end = *self.lazy_start.get_unchecked(i + 1) as usize;
-            // An AND looks for an input that does not hold (value 0), an OR for one that does.
-            let stop = (entry & 1) ^ 1;
-            let mut value = entry & 1;
-            for k in start..end {
+            let read = |k: usize| {
                 let r = *self.lazy_inputs.get_unchecked(k);
-                let v = (self.nodes.get_unchecked(node_of(r) as usize).word >> 31) ^ (r & 1);
-                if v == stop {
-                    value = stop;
-                    break;
+                (self.nodes.get_unchecked(node_of(r) as usize).word >> 31) ^ (r & 1)
+            };
+            let value = if entry & 3 == LAZY_CHOICE {
+                // The second input if the first holds, else the third.
+                read(start + 2 - read(start) as usize)
+            } else {
+                // An AND looks for an input that does not hold (value 0), an OR for one that
+                // does.
+                let stop = (entry & 1) ^ 1;
+                let mut value = entry & 1;
+                for k in start..end {
+                    if read(k) == stop {
+                        value = stop;
+                        break;
+                    }
                 }
-            }
-            let word = &mut self.nodes.get_unchecked_mut((entry >> 1) as usize).word;
+                value
+            };
+            let word = &mut self.nodes.get_unchecked_mut((entry >> 2) as usize).word;
             *word = (*word & !VALUE) | (value << 31);
         }
+    }
+
+    /// How many lazy gates are choices (`s ? x : y`).
+    #[cfg(test)]
+    pub fn lazy_choices(&self) -> usize {
+        self.lazy.iter().filter(|&&e| e & 3 == LAZY_CHOICE).count()
     }
 
     /// The value of a node reference (the network is settled between calls; lazy gates after
