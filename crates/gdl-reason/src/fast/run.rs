@@ -53,7 +53,9 @@
 //!
 //! **Lazy goals and percepts.** Gates that only `goal` or `sees` need (a piece count, say) are
 //! not propagated into: they are evaluated, in index order, when a goal or a percept is asked
-//! for, which in a playout is once, at the end (percepts: never).
+//! for, which in a playout is once, at the end (percepts: never). An OR of two such ANDs on a
+//! literal and its negation, `(s ∧ x) ∨ (¬s ∧ y)` (a count's "one more if this square holds a
+//! disc, else as many"), is one gate, a choice `s ? x : y`.
 //!
 //! **Saved values.** A state playouts start from again and again can be saved ([`Saved`]:
 //! counters, values, lists, bits) and loaded back by a copy, where copying costs less than
