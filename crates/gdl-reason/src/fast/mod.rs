@@ -1794,6 +1794,11 @@ mod tests {
         let m = FastMachine::from_text(&text).unwrap();
         assert_eq!(m.rt.lazy_choices(), 0);
         agrees_with_reference(&text, 60);
+        // In a game with `sees` rules, none (its lazy gates are found through the gates).
+        let text = format!("{COUNTS} (<= (sees r ?c) (does r (mark ?c)))");
+        let m = FastMachine::from_text(&text).unwrap();
+        assert_eq!(m.rt.lazy_choices(), 0);
+        agrees_with_reference(&text, 60);
     }
 
     #[test]

@@ -353,8 +353,8 @@ impl Runtime {
         // the other with its negation, `(s ∧ x) ∨ (¬s ∧ y)`, is `s ? x : y`: one gate for
         // three, and one input read after `s` (reversi's goals count each colour's discs
         // square by square, "one more if the square holds one, else as many", thousands of
-        // such ORs evaluated at the end of every playout). Not where `sees` reads lazy gates
-        // (its cone is walked through the gates as they are).
+        // such ORs evaluated at the end of every playout). Not in games with `sees` rules
+        // (the lazy gates `sees` needs are found by walking the gates as they are).
         let mut choices: Vec<(u32, [Ref; 3])> = Vec::new();
         let mut absorbed = vec![false; n];
         if net.sees.iter().all(|s| s.is_empty()) {
@@ -772,6 +772,10 @@ impl Runtime {
         };
         // What propagation takes for granted, without checking each access.
         assert!(
+            n <= (u32::MAX >> 2) as usize,
+            "a network of {n} nodes: a lazy gate's entry holds a node number below 2^30"
+        );
+        assert!(
             rt.nodes.len() == n + 1
                 && rt
                     .nodes
@@ -793,7 +797,6 @@ impl Runtime {
             rt.lazy_start.len() == rt.lazy.len() + 1
                 && rt.lazy_start.windows(2).all(|w| w[0] <= w[1])
                 && rt.lazy_start[rt.lazy.len()] as usize <= rt.lazy_inputs.len()
-                && n <= (u32::MAX >> 2) as usize
                 && rt.lazy.iter().all(|&e| ((e >> 2) as usize) < n)
                 && rt.lazy.iter().enumerate().all(|(i, &e)| {
                     e & 3 != LAZY_CHOICE || rt.lazy_start[i + 1] - rt.lazy_start[i] == 3
