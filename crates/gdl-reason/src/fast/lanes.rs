@@ -45,6 +45,19 @@ type V = [u64; W];
 const ZERO: V = [0; W];
 const NONE: u32 = u32::MAX;
 
+/// What [`Lanes::run`] is asked for: playouts from `starts` (`count` of them, taken in turn),
+/// how many and until when, each one's step limit, and where its results go.
+pub struct LaneRun<'a, S> {
+    pub starts: S,
+    pub count: usize,
+    pub limit: u64,
+    pub deadline: Option<std::time::Instant>,
+    pub max_steps: usize,
+    pub record: Option<&'a mut Vec<LanePlayout>>,
+    pub failed: &'a mut Option<LanePlayout>,
+    pub per_start: Option<(&'a mut Rollouts, &'a [TermId])>,
+}
+
 /// `!0` for a negated reference, else 0.
 #[inline(always)]
 fn mask(r: u32) -> u64 {
@@ -495,67 +508,45 @@ impl Lanes {
     ///
     /// With AVX2 where the processor has it: choosing the moves is word operations on all
     /// lanes too (the bit-sliced counters), and takes about as long as evaluating the gates.
-    #[allow(clippy::too_many_arguments)]
     pub fn run<'s>(
         &mut self,
-        starts: impl Fn(usize) -> &'s [u64],
-        count: usize,
-        limit: u64,
-        deadline: Option<std::time::Instant>,
-        max_steps: usize,
+        job: LaneRun<'_, impl Fn(usize) -> &'s [u64]>,
         rng: &mut impl Rng,
-        record: Option<&mut Vec<LanePlayout>>,
-        failed: &mut Option<LanePlayout>,
-        per_start: Option<(&mut Rollouts, &[TermId])>,
     ) -> Result<Batch, LaneError> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2.
-            return unsafe {
-                self.run_avx2(
-                    starts, count, limit, deadline, max_steps, rng, record, failed, per_start,
-                )
-            };
+            return unsafe { self.run_avx2(job, rng) };
         }
-        self.run_portable(
-            starts, count, limit, deadline, max_steps, rng, record, failed, per_start,
-        )
+        self.run_portable(job, rng)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    #[allow(clippy::too_many_arguments)]
     fn run_avx2<'s>(
         &mut self,
-        starts: impl Fn(usize) -> &'s [u64],
-        count: usize,
-        limit: u64,
-        deadline: Option<std::time::Instant>,
-        max_steps: usize,
+        job: LaneRun<'_, impl Fn(usize) -> &'s [u64]>,
         rng: &mut impl Rng,
-        record: Option<&mut Vec<LanePlayout>>,
-        failed: &mut Option<LanePlayout>,
-        per_start: Option<(&mut Rollouts, &[TermId])>,
     ) -> Result<Batch, LaneError> {
-        self.run_portable(
-            starts, count, limit, deadline, max_steps, rng, record, failed, per_start,
-        )
+        self.run_portable(job, rng)
     }
 
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     fn run_portable<'s>(
         &mut self,
-        starts: impl Fn(usize) -> &'s [u64],
-        count: usize,
-        limit: u64,
-        deadline: Option<std::time::Instant>,
-        max_steps: usize,
+        job: LaneRun<'_, impl Fn(usize) -> &'s [u64]>,
         rng: &mut impl Rng,
-        mut record: Option<&mut Vec<LanePlayout>>,
-        failed: &mut Option<LanePlayout>,
-        mut per_start: Option<(&mut Rollouts, &[TermId])>,
     ) -> Result<Batch, LaneError> {
+        let LaneRun {
+            starts,
+            count,
+            limit,
+            deadline,
+            max_steps,
+            mut record,
+            failed,
+            mut per_start,
+        } = job;
         let roles = self.legal.len();
         let mut tally = Batch {
             goal_sums: vec![0; roles],
