@@ -18,7 +18,9 @@
 //! has at least [`GUARD_MIN`]). The counter counts the other inputs only, and the guard keeps
 //! track of the gates it guards whose other inputs all hold (they are *armed*; see "Armed
 //! lists"). When the guard flips, only its armed gates are visited. A guarded
-//! gate's value is `armed ∧ guard` (the guard's propagated value).
+//! gate's value is `armed ∧ guard` (the guard's propagated value), so a gate armed while its
+//! guard is off, or disarmed while it is false, keeps its value and is not visited (hex: one
+//! playout at a time a fifth faster).
 //!
 //! **Move sets.** An OR gate over inputs only (directly or through other such gates) holds
 //! when some role's move is one of a set: breakthrough's frame axiom says a cell keeps its
@@ -1275,13 +1277,23 @@ impl Runtime {
             if (old ^ new) & HOLDS != 0 {
                 let flags = new;
                 if flags & GUARDED != 0 {
-                    if new & HOLDS != 0 {
+                    // Visited only if its value can change: armed while its guard holds, or
+                    // disarmed while it holds.
+                    // (A passive gate is never visited.)
+                    let visit = if new & HOLDS != 0 {
                         self.arm(target as u32, flags);
+                        flags & PASSIVE == 0 && {
+                            let g = self.guard[target];
+                            (self.nodes[node_of(g) as usize].word >> 31) ^ (g & 1) != 0
+                        }
                     } else {
                         self.disarm(target as u32, flags);
+                        flags & (VALUE | PASSIVE) == VALUE
+                    };
+                    if visit {
+                        self.mark(target);
                     }
-                }
-                if flags & PASSIVE == 0 {
+                } else {
                     self.mark(target);
                 }
             }
