@@ -5,7 +5,8 @@
 //! visited in index order, which is a topological order (a gate comes after its inputs), so
 //! each is visited once, after all its inputs have settled. A node whose value differs from
 //! the value it last propagated (kept in its flags) updates its successors' counters and
-//! marks dirty those whose top bit flipped; a gate that flips and flips back within one batch
+//! marks dirty those whose top bit flipped (but a guarded gate whose value cannot change, see
+//! "Guarded gates"); a gate that flips and flips back within one batch
 //! costs nothing further. Legal moves and the next state's bits (but frame fluents', below)
 //! are kept up to date by triggers on the nodes that decide them. Nothing is allocated once
 //! the network is built.
@@ -1224,7 +1225,7 @@ impl Runtime {
 
     /// A node's value changed to `value` (its flags already say so): fire its triggers, mark its
     /// armed gates and the blocks it feeds, and update its successors' counters, marking those
-    /// whose top bit flipped.
+    /// whose top bit flipped (a guarded gate: if its value can change).
     #[inline(always)]
     fn changed(&mut self, node: usize, flags: u32, value: u32, out_start: u32, out_end: u32) {
         if flags & (HAS_TRIGGERS | IS_GUARD | HAS_BLOCKS) != 0 {
@@ -1277,9 +1278,11 @@ impl Runtime {
             if (old ^ new) & HOLDS != 0 {
                 let flags = new;
                 if flags & GUARDED != 0 {
-                    // Visited only if its value can change: armed while its guard holds, or
-                    // disarmed while it holds.
-                    // (A passive gate is never visited.)
+                    // Visited only if its value can change: armed while its guard's value as
+                    // last propagated holds, or disarmed while it holds. (That value may yet
+                    // change in this pass, or wait beyond the cone: the guard then flips, and
+                    // marks the gates it has armed, this one included.) A passive gate is never
+                    // visited.
                     let visit = if new & HOLDS != 0 {
                         self.arm(target as u32, flags);
                         flags & PASSIVE == 0 && {
