@@ -1207,8 +1207,7 @@ impl Runtime {
         }
         let mut value = (word >> 23) & 1;
         if flags & GUARDED != 0 {
-            let g = self.guard[node];
-            value &= (self.nodes[node_of(g) as usize].word >> 31) ^ (g & 1);
+            value &= self.guard_value(node);
         }
         if value == flags >> 31 {
             return;
@@ -1221,6 +1220,13 @@ impl Runtime {
         }
         unsafe { self.nodes.get_unchecked_mut(node).word = word ^ VALUE };
         self.changed(node, flags, value, out_start, out_end);
+    }
+
+    /// The value guarded gate `gate`'s guard last propagated (1 if it holds).
+    #[inline(always)]
+    fn guard_value(&self, gate: usize) -> u32 {
+        let g = self.guard[gate];
+        (self.nodes[node_of(g) as usize].word >> 31) ^ (g & 1)
     }
 
     /// A node's value changed to `value` (its flags already say so): fire its triggers, mark its
@@ -1282,16 +1288,13 @@ impl Runtime {
                     // last propagated holds, or disarmed while it holds. (That value may yet
                     // change in this pass, or wait beyond the cone: the guard then flips, and
                     // marks the gates it has armed, this one included.) A passive gate is never
-                    // visited.
+                    // visited (its value bit is never set).
                     let visit = if new & HOLDS != 0 {
                         self.arm(target as u32, flags);
-                        flags & PASSIVE == 0 && {
-                            let g = self.guard[target];
-                            (self.nodes[node_of(g) as usize].word >> 31) ^ (g & 1) != 0
-                        }
+                        flags & PASSIVE == 0 && self.guard_value(target) != 0
                     } else {
                         self.disarm(target as u32, flags);
-                        flags & (VALUE | PASSIVE) == VALUE
+                        flags & VALUE != 0
                     };
                     if visit {
                         self.mark(target);
