@@ -319,7 +319,7 @@ impl std::fmt::Display for Stop {
 }
 
 /// Budgets of a grounding.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Budget {
     pub max_tuples: usize,
     pub max_depth: u32,
@@ -327,6 +327,20 @@ pub(crate) struct Budget {
     /// same verdict on every machine.
     pub max_work: u64,
     pub deadline: Option<std::time::Instant>,
+    /// Set when the answer is no longer wanted (another grounding of the same game finished
+    /// first): the grounding then stops as at its deadline.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Budget {
+    /// Whether the time is up: the deadline passed, or the answer is no longer wanted.
+    pub fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| std::time::Instant::now() > d)
+            || self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// One step of a join plan.
@@ -667,9 +681,7 @@ impl Run<'_> {
         if self.tries & 0xFFF == 0 {
             if self.db.work.get() + self.tries > self.budget.max_work {
                 self.stop = Some(Stopped::Work);
-            } else if let Some(d) = self.budget.deadline
-                && std::time::Instant::now() > d
-            {
+            } else if self.budget.out_of_time() {
                 self.stop = Some(Stopped::Time);
             }
         }
@@ -965,9 +977,10 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
 }
 
 pub(crate) fn check_time(budget: &Budget) -> Result<(), Stop> {
-    match budget.deadline {
-        Some(d) if std::time::Instant::now() > d => Err(Stop::OutOfTime),
-        _ => Ok(()),
+    if budget.out_of_time() {
+        Err(Stop::OutOfTime)
+    } else {
+        Ok(())
     }
 }
 
@@ -1028,6 +1041,7 @@ mod tests {
             max_depth: 8,
             max_work: 100,
             deadline: None,
+            cancel: None,
         };
         let mut found = Vec::new();
         db.enumerate(

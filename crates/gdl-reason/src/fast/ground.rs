@@ -102,7 +102,7 @@ impl From<Stop> for GroundError {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Limits {
     pub budget: Budget,
     pub max_rules: usize,
@@ -570,6 +570,7 @@ pub(crate) fn test_limits(demand: bool) -> Limits {
             max_depth: 16,
             max_work: 1_000_000,
             deadline: None,
+            cancel: None,
         },
         max_rules: 10_000,
         branch_limit: 64,

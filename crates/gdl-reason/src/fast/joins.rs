@@ -238,6 +238,7 @@ impl JoinMachine {
                     max_depth: limits.max_depth,
                     max_work: limits.max_work,
                     deadline: Some(started + limits.build_time),
+                    cancel: None,
                 };
                 db.reset_work();
                 match fixpoint(
@@ -589,6 +590,7 @@ impl JoinMachine {
             max_depth: self.limits.max_depth,
             max_work: self.limits.max_work,
             deadline,
+            cancel: None,
         };
         self.db.reset_work();
         let mut tuples = 0usize;

@@ -222,6 +222,99 @@ impl Default for Starts {
 /// 1.03; at 100 bytes neither was copied.
 const SAVED_BYTES_PER_CHANGE: u64 = 300;
 
+/// How long the grounding of everything that can hold runs alone before the grounding of only
+/// what is demanded starts beside it (see [`ground_game`]): the games that ground at all
+/// mostly do in a few milliseconds.
+const DEMAND_AFTER: Duration = Duration::from_millis(250);
+
+/// Grounds the game: everything that can hold first; where that is too much (a budget of size
+/// or work), only what is demanded. Where the machine has a second core, the second grounding
+/// starts on a thread of its own once the first has run for [`DEMAND_AFTER`], and is stopped
+/// when the first succeeds, or fails for a reason demand cannot help: the answer is the one
+/// the two would give one after the other, sooner where both run to their budgets
+/// (ruleDepthExponential: seconds each, before the join tier plays it).
+fn ground_game(
+    program: &gdl_check::program::Program,
+    store: TermStore,
+    limits: &ground::Limits,
+) -> std::result::Result<ground::Ground, BuildError> {
+    let beside = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    ground_game_with(program, store, limits, beside.then_some(DEMAND_AFTER))
+}
+
+/// [`ground_game`], the second grounding started on a thread of its own `after` so long (or
+/// not: one after the other).
+fn ground_game_with(
+    program: &gdl_check::program::Program,
+    store: TermStore,
+    limits: &ground::Limits,
+    after: Option<Duration>,
+) -> std::result::Result<ground::Ground, BuildError> {
+    let demand = |cancel: Option<Arc<std::sync::atomic::AtomicBool>>| ground::Limits {
+        demand: true,
+        budget: Budget {
+            cancel,
+            ..limits.budget.clone()
+        },
+        ..limits.clone()
+    };
+    let refused = |e: &ground::GroundError, d: Option<&ground::GroundError>| match d {
+        Some(d) => BuildError::Unsupported(format!(
+            "cannot ground the game: {e}; computing derived relations only where demanded: {d}"
+        )),
+        None => BuildError::Unsupported(format!("cannot ground the game: {e}")),
+    };
+    let Some(after) = after else {
+        return match ground::ground(program, store.clone(), limits) {
+            Ok(g) => Ok(g),
+            Err(e) if e.demand_may_help() => {
+                ground::ground(program, store, &demand(None)).map_err(|d| refused(&e, Some(&d)))
+            }
+            Err(e) => Err(refused(&e, None)),
+        };
+    };
+    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let second = demand(Some(cancel.clone()));
+    // `true`: start now (the first grounding failed); `false`: not wanted.
+    let (start, wait) = std::sync::mpsc::channel::<bool>();
+    std::thread::scope(|scope| {
+        let store_second = store.clone();
+        let helper = std::thread::Builder::new()
+            .name("ground-demand".into())
+            .spawn_scoped(scope, move || match wait.recv_timeout(after) {
+                Ok(true) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    Some(ground::ground(program, store_second, &second))
+                }
+                Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            });
+        let first = ground::ground(program, store.clone(), limits);
+        let wanted = matches!(&first, Err(e) if e.demand_may_help());
+        if !wanted {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        // The helper may have ended already (it is then told nothing).
+        let _ = start.send(wanted);
+        let second = match helper {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread: the second grounding runs here, if wanted.
+            Err(_) => None,
+        };
+        match first {
+            Ok(g) => Ok(g),
+            Err(e) if wanted => match second {
+                Some(Ok(g)) => Ok(g),
+                Some(Err(d)) => Err(refused(&e, Some(&d))),
+                None => {
+                    ground::ground(program, store, &demand(None)).map_err(|d| refused(&e, Some(&d)))
+                }
+            },
+            Err(e) => Err(refused(&e, None)),
+        }
+    })
+}
+
 /// The ground term of a ground term of the program.
 fn ground_term(store: &mut TermStore, term: &Term) -> Option<TermId> {
     match term {
@@ -283,32 +376,13 @@ impl FastMachine {
                 max_depth: limits.max_depth,
                 max_work: limits.max_work,
                 deadline: Some(started + limits.time),
+                cancel: None,
             },
             max_rules: limits.max_rules,
             branch_limit: 4096,
             demand: false,
         };
-        // Everything that can hold first; where that is too much, only what is demanded.
-        let g = match ground::ground(program, store.clone(), &ground_limits) {
-            Ok(g) => g,
-            Err(e) if e.demand_may_help() => {
-                let demand = ground::Limits {
-                    demand: true,
-                    ..ground_limits
-                };
-                ground::ground(program, store, &demand).map_err(|d| {
-                    BuildError::Unsupported(format!(
-                        "cannot ground the game: {e}; \
-                         computing derived relations only where demanded: {d}"
-                    ))
-                })?
-            }
-            Err(e) => {
-                return Err(BuildError::Unsupported(format!(
-                    "cannot ground the game: {e}"
-                )));
-            }
-        };
+        let g = ground_game(program, store, &ground_limits)?;
         let grounded = started.elapsed();
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
@@ -1141,6 +1215,67 @@ mod tests {
             "cannot ground the game: more than 30 atoms can hold; computing derived \
              relations only where demanded: more than 30 atoms can hold"
         );
+    }
+
+    #[test]
+    fn the_demanded_grounding_beside_the_first_gives_the_answer_of_one_after_the_other() {
+        let text = demanded_game();
+        let checked = gdl_check::check(&text);
+        let limits = |max_atoms| ground::Limits {
+            budget: Budget {
+                max_tuples: max_atoms,
+                max_work: 100_000_000,
+                ..ground::test_limits(false).budget
+            },
+            max_rules: 1_000_000,
+            ..ground::test_limits(false)
+        };
+        let ground_with = |max_atoms, after| {
+            ground_game_with(
+                &checked.program,
+                TermStore::new(),
+                &limits(max_atoms),
+                after,
+            )
+        };
+        // Run one after the other, beside from the start (the second grounding then runs
+        // while the first does), and beside after a while.
+        let ways = [None, Some(Duration::ZERO), Some(DEMAND_AFTER)];
+        // Everything: 10 × 20^3 atoms of `far` (80,149 dynamic atoms in all); only what is
+        // demanded: 159.
+        for (max_atoms, atoms) in [(1_000_000, 80_000..90_000), (50_000, 0..1_000)] {
+            for after in ways {
+                let g = ground_with(max_atoms, after).expect("grounded");
+                let dynamic = g.atoms.len();
+                assert!(
+                    atoms.contains(&dynamic),
+                    "{dynamic} atoms ({after:?}, {max_atoms})"
+                );
+            }
+        }
+        // Both over the budget: the reason names both.
+        for after in ways {
+            let Err(BuildError::Unsupported(reason)) = ground_with(30, after) else {
+                panic!("grounded within 30 atoms ({after:?})");
+            };
+            assert_eq!(
+                reason,
+                "cannot ground the game: more than 30 atoms can hold; computing derived \
+                 relations only where demanded: more than 30 atoms can hold"
+            );
+        }
+        // A grounding no longer wanted stops as at its deadline.
+        let cancelled = ground::Limits {
+            budget: Budget {
+                cancel: Some(Arc::new(std::sync::atomic::AtomicBool::new(true))),
+                ..limits(1_000_000).budget
+            },
+            ..limits(1_000_000)
+        };
+        assert!(matches!(
+            ground::ground(&checked.program, TermStore::new(), &cancelled),
+            Err(ground::GroundError::Budget(datalog::Stop::OutOfTime))
+        ));
     }
 
     #[test]
