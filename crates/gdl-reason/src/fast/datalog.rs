@@ -327,8 +327,9 @@ pub(crate) struct Budget {
     /// same verdict on every machine.
     pub max_work: u64,
     pub deadline: Option<std::time::Instant>,
-    /// Set when the answer is no longer wanted (another grounding of the same game finished
-    /// first): the grounding then stops as at its deadline.
+    /// Set when the answer is no longer wanted (the grounding of everything, run beside this
+    /// one, succeeded or failed for a reason demand cannot help): the grounding then stops as
+    /// at its deadline.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 

@@ -227,12 +227,20 @@ const SAVED_BYTES_PER_CHANGE: u64 = 300;
 /// mostly do in a few milliseconds.
 const DEMAND_AFTER: Duration = Duration::from_millis(250);
 
+/// The stack of the thread the second grounding runs on: as deep as a main thread's (grounding
+/// recurses as deeply as the rules nest, and the first grounding may run on a main thread).
+const HELPER_STACK: usize = 8 << 20;
+
 /// Grounds the game: everything that can hold first; where that is too much (a budget of size
 /// or work), only what is demanded. Where the machine has a second core, the second grounding
-/// starts on a thread of its own once the first has run for [`DEMAND_AFTER`], and is stopped
-/// when the first succeeds, or fails for a reason demand cannot help: the answer is the one
-/// the two would give one after the other, sooner where both run to their budgets
-/// (ruleDepthExponential: seconds each, before the join tier plays it).
+/// starts on a thread of its own once the first has run for [`DEMAND_AFTER`] (at once if the
+/// first fails sooner), and is stopped when the first succeeds, or fails for a reason demand
+/// cannot help (or panics). The answer is the one the two give one after the other, sooner
+/// where both run to their budgets (ruleDepthExponential: seconds each, before the join tier
+/// plays it), unless the time guard decides: beside the first, the second has the time from
+/// [`DEMAND_AFTER`] on instead of what the first left. The cost: both groundings' memory at
+/// once, and the second core busy for nothing while a first grounding that succeeds runs past
+/// [`DEMAND_AFTER`] (amazons: seconds).
 fn ground_game(
     program: &gdl_check::program::Program,
     store: TermStore,
@@ -281,27 +289,34 @@ fn ground_game_with(
         let store_second = store.clone();
         let helper = std::thread::Builder::new()
             .name("ground-demand".into())
+            .stack_size(HELPER_STACK)
             .spawn_scoped(scope, move || match wait.recv_timeout(after) {
                 Ok(true) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     Some(ground::ground(program, store_second, &second))
                 }
                 Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
             });
-        let first = ground::ground(program, store.clone(), limits);
-        let wanted = matches!(&first, Err(e) if e.demand_may_help());
+        // A panic here stops the second grounding before it is passed on.
+        let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ground::ground(program, store.clone(), limits)
+        }));
+        let wanted = matches!(&first, Ok(Err(e)) if e.demand_may_help());
         if !wanted {
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         // The helper may have ended already (it is then told nothing).
         let _ = start.send(wanted);
         let second = match helper {
-            Ok(h) => h
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Ok(h) => match h.join() {
+                Ok(second) => second,
+                Err(panic) if wanted => std::panic::resume_unwind(panic),
+                // A grounding not wanted, which one after the other would not have run.
+                Err(_) => None,
+            },
             // No thread: the second grounding runs here, if wanted.
             Err(_) => None,
         };
-        match first {
+        match first.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
             Ok(g) => Ok(g),
             Err(e) if wanted => match second {
                 Some(Ok(g)) => Ok(g),
@@ -1242,15 +1257,18 @@ mod tests {
         // while the first does), and beside after a while.
         let ways = [None, Some(Duration::ZERO), Some(DEMAND_AFTER)];
         // Everything: 10 × 20^3 atoms of `far` (80,149 dynamic atoms in all); only what is
-        // demanded: 159.
+        // demanded: 159. The same atoms, ground rules and literals every way.
+        let size = |g: &ground::Ground| (g.atoms.len(), g.instances.len(), g.body.len());
         for (max_atoms, atoms) in [(1_000_000, 80_000..90_000), (50_000, 0..1_000)] {
+            let one_after_the_other = size(&ground_with(max_atoms, None).expect("grounded"));
+            assert!(
+                atoms.contains(&one_after_the_other.0),
+                "{one_after_the_other:?}"
+            );
             for after in ways {
                 let g = ground_with(max_atoms, after).expect("grounded");
-                let dynamic = g.atoms.len();
-                assert!(
-                    atoms.contains(&dynamic),
-                    "{dynamic} atoms ({after:?}, {max_atoms})"
-                );
+                assert_eq!(size(&g), one_after_the_other, "{after:?}, {max_atoms}");
+                assert_eq!(g.atoms, ground_with(max_atoms, None).unwrap().atoms);
             }
         }
         // Both over the budget: the reason names both.

@@ -1867,15 +1867,17 @@ struct Frame {
     entries: Vec<FrameEntry>,
     start: Vec<u32>,
     zero: u32,
-    /// Whether the entries are too many to stay in the processor's first-level cache
-    /// (see [`Frame::prefetch`]).
+    /// Whether the entries are more than [`FAR_BYTES`], too many to stay in the processor's
+    /// first-level cache (see [`Frame::prefetch`]).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     far: bool,
     /// The slot of each node (`zero` for all but the inputs under frame rules).
     slot: Vec<u32>,
 }
 
-/// Frame entries beyond this many bytes are [`Frame::far`] (the first-level data cache is 32 KB
-/// or more on the processors of this decade).
+/// Frame entries beyond this many bytes are [`Frame::far`]: twice a first-level data cache of
+/// 32 KB (this decade's smallest), since the entries share it with the network's records
+/// (breakthrough's 20 KB, not prefetched, measured level either way).
 const FAR_BYTES: usize = 64 * 1024;
 
 /// Word `word` (of [`Frame`]'s `words`) of a slot's add, keep and kill bitsets.
@@ -1895,6 +1897,8 @@ impl Frame {
     /// 1.025 as fast). Breakthrough's are near (20 KB), and it is not asked.
     #[inline(always)]
     fn prefetch(&self, slot: u32) {
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
         #[cfg(target_arch = "x86_64")]
         if self.far
             && let Some(&start) = self.start.get(slot as usize)
