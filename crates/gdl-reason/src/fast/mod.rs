@@ -272,62 +272,53 @@ fn ground_game_with(
         )),
         None => BuildError::Unsupported(format!("cannot ground the game: {e}")),
     };
-    let Some(after) = after else {
-        return match ground::ground(program, store.clone(), limits) {
-            Ok(g) => Ok(g),
-            Err(e) if e.demand_may_help() => {
-                ground::ground(program, store, &demand(None)).map_err(|d| refused(&e, Some(&d)))
-            }
-            Err(e) => Err(refused(&e, None)),
-        };
+    // The first grounding's outcome (a panic caught, to stop the second before it is passed
+    // on), and the second's where it ran beside the first.
+    let (first, second) = match after {
+        None => (Ok(ground::ground(program, store.clone(), limits)), None),
+        Some(after) => {
+            let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let second = demand(Some(cancel.clone()));
+            // `true`: start now (the first grounding failed); `false`: not wanted.
+            let (start, wait) = std::sync::mpsc::channel::<bool>();
+            std::thread::scope(|scope| {
+                let store_second = store.clone();
+                let helper = std::thread::Builder::new()
+                    .name("ground-demand".into())
+                    .stack_size(HELPER_STACK)
+                    .spawn_scoped(scope, move || match wait.recv_timeout(after) {
+                        Ok(true) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            Some(ground::ground(program, store_second, &second))
+                        }
+                        Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+                    });
+                let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    ground::ground(program, store.clone(), limits)
+                }));
+                let wanted = matches!(&first, Ok(Err(e)) if e.demand_may_help());
+                if !wanted {
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                // The helper may have ended already (it is then told nothing).
+                let _ = start.send(wanted);
+                let second = match helper.map(|h| h.join()) {
+                    Ok(Ok(second)) => second,
+                    Ok(Err(panic)) if wanted => std::panic::resume_unwind(panic),
+                    // A grounding not wanted (which one after the other would not have run),
+                    // or no thread: the second grounding runs below, if wanted.
+                    Ok(Err(_)) | Err(_) => None,
+                };
+                (first, second)
+            })
+        }
     };
-    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let second = demand(Some(cancel.clone()));
-    // `true`: start now (the first grounding failed); `false`: not wanted.
-    let (start, wait) = std::sync::mpsc::channel::<bool>();
-    std::thread::scope(|scope| {
-        let store_second = store.clone();
-        let helper = std::thread::Builder::new()
-            .name("ground-demand".into())
-            .stack_size(HELPER_STACK)
-            .spawn_scoped(scope, move || match wait.recv_timeout(after) {
-                Ok(true) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    Some(ground::ground(program, store_second, &second))
-                }
-                Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
-            });
-        // A panic here stops the second grounding before it is passed on.
-        let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ground::ground(program, store.clone(), limits)
-        }));
-        let wanted = matches!(&first, Ok(Err(e)) if e.demand_may_help());
-        if !wanted {
-            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        // The helper may have ended already (it is then told nothing).
-        let _ = start.send(wanted);
-        let second = match helper {
-            Ok(h) => match h.join() {
-                Ok(second) => second,
-                Err(panic) if wanted => std::panic::resume_unwind(panic),
-                // A grounding not wanted, which one after the other would not have run.
-                Err(_) => None,
-            },
-            // No thread: the second grounding runs here, if wanted.
-            Err(_) => None,
-        };
-        match first.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
-            Ok(g) => Ok(g),
-            Err(e) if wanted => match second {
-                Some(Ok(g)) => Ok(g),
-                Some(Err(d)) => Err(refused(&e, Some(&d))),
-                None => {
-                    ground::ground(program, store, &demand(None)).map_err(|d| refused(&e, Some(&d)))
-                }
-            },
-            Err(e) => Err(refused(&e, None)),
-        }
-    })
+    match first.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+        Ok(g) => Ok(g),
+        Err(e) if e.demand_may_help() => second
+            .unwrap_or_else(|| ground::ground(program, store, &demand(None)))
+            .map_err(|d| refused(&e, Some(&d))),
+        Err(e) => Err(refused(&e, None)),
+    }
 }
 
 /// The ground term of a ground term of the program.
@@ -1260,7 +1251,8 @@ mod tests {
         // demanded: 159. The same atoms, ground rules and literals every way.
         let size = |g: &ground::Ground| (g.atoms.len(), g.instances.len(), g.body.len());
         for (max_atoms, atoms) in [(1_000_000, 80_000..90_000), (50_000, 0..1_000)] {
-            let one_after_the_other = size(&ground_with(max_atoms, None).expect("grounded"));
+            let sequential = ground_with(max_atoms, None).expect("grounded");
+            let one_after_the_other = size(&sequential);
             assert!(
                 atoms.contains(&one_after_the_other.0),
                 "{one_after_the_other:?}"
@@ -1268,7 +1260,7 @@ mod tests {
             for after in ways {
                 let g = ground_with(max_atoms, after).expect("grounded");
                 assert_eq!(size(&g), one_after_the_other, "{after:?}, {max_atoms}");
-                assert_eq!(g.atoms, ground_with(max_atoms, None).unwrap().atoms);
+                assert_eq!(g.atoms, sequential.atoms);
             }
         }
         // Both over the budget: the reason names both.
