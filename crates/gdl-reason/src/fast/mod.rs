@@ -1765,8 +1765,8 @@ mod tests {
          (adj 9 10) (adj 10 11) (adj 11 12)
          (<= (legal ?r (swap ?f ?t)) (true (control ?r)) (adj ?f ?t))
          (<= (legal a noop) (true (control b))) (<= (legal b noop) (true (control a)))
-         (<= (next (cell ?t ?v)) (does ?r (swap ?f ?t)) (true (cell ?f ?v)))
-         (<= (next (cell ?f ?v)) (does ?r (swap ?f ?t)) (true (cell ?t ?v)))
+         (<= (next (cell ?t ?v)) (does ?r (swap ?f ?t)) (true (cell ?f ?v)) (does ?o noop))
+         (<= (next (cell ?f ?v)) (does ?r (swap ?f ?t)) (true (cell ?t ?v)) (does ?o noop))
          (<= (next (cell ?c ?v)) (true (cell ?c ?v)) (does ?r (swap ?f ?t))
              (apart ?c ?f) (apart ?c ?t))
          (<= (apart ?c ?d) (adj ?c ?e) (adj ?f ?d) (distinct ?c ?d))
@@ -1780,6 +1780,8 @@ mod tests {
          (<= (goal a 100) (true (cell 1 x))) (<= (goal a 0) (not (true (cell 1 x))))
          (<= (goal b 100) (true (cell 1 o))) (<= (goal b 0) (not (true (cell 1 o))))";
 
+    /// A swap's cells take each other's values only while the other role waits (both roles'
+    /// moves in one rule: not a frame fluent's add), so the frame axiom stays a gate.
     #[test]
     fn frame_axioms_over_moves_are_move_sets() {
         let m = FastMachine::from_text(SWAPS).unwrap();
@@ -1804,8 +1806,8 @@ mod tests {
     /// move goes (`at`), stays unless a move touches its cell, a role that has moved stays so
     /// (`moved`), a mark stays if the move made starts away from it (`mark`), and a flag
     /// stays unless a move touches its cell, or if a move starts there (`flag`: the rules
-    /// share `(true (flag ?c))`, which the network takes out). `near` is not one (its rule
-    /// reads another fluent).
+    /// share `(true (flag ?c))`, which the network takes out), and a piece of `b`'s arriving
+    /// where `a` has one is `near` it (an add where a condition on the state holds).
     const FRAMES: &str = "(role a) (role b) (init (at 1 a)) (init (at 2 a)) (init (at 5 b))
          (init (at 6 b)) (init (mark 3)) (init (mark 4)) (init (control a)) (init (t 0))
          (adj 1 2) (adj 2 3) (adj 3 4) (adj 4 5) (adj 5 6)
@@ -1836,19 +1838,20 @@ mod tests {
     #[test]
     fn frame_fluents_are_computed_word_by_word_and_agree() {
         let m = FastMachine::from_text(FRAMES).unwrap();
-        // `at` (12), `moved` (2), `mark` (2) and `flag` (2); not `near`, `control` or `t`.
-        assert_eq!(m.rt.frame_fluents(), 18);
+        // `at` (12), `moved` (2), `mark` (2), `flag` (2) and `near` (6); not `control` or `t`.
+        assert_eq!(m.rt.frame_fluents(), 24);
         agrees_with_reference(FRAMES, 40);
         // With `legal` depending on the moves (inputs switched off after each transition), and
-        // with `touched` read by another rule as well (it stays a gate, and a move set).
+        // with `touched` read by another rule as well (it stays a gate, and a move set: `busy`
+        // reads both roles' moves, so it is not a frame fluent).
         for more in [
             "(<= (legal b noop) (true (control b)) (does a noop))",
-            "(<= (next (busy ?c)) (touched ?c) (true (control a)))
+            "(<= (next (busy ?c)) (touched ?c) (does b noop))
              (<= (legal a wait) (true (busy 1)))",
         ] {
             let text = format!("{FRAMES} {more}");
             let m = FastMachine::from_text(&text).unwrap();
-            assert_eq!(m.rt.frame_fluents(), 18);
+            assert_eq!(m.rt.frame_fluents(), 24);
             agrees_with_reference(&text, 40);
         }
         // More than a word of frame fluents: 140 gems, those of even number there at first,
@@ -1873,7 +1876,7 @@ mod tests {
         );
         let m = FastMachine::from_text(&text).unwrap();
         // The even ones and gems 1, 3 and 5.
-        assert_eq!(m.rt.frame_fluents(), 18 + 70 + 3);
+        assert_eq!(m.rt.frame_fluents(), 24 + 70 + 3);
         assert!(m.rt.frame_words() >= 2, "{} words", m.rt.frame_words());
         agrees_with_reference(&text, 40);
         // Both roles moving at once: one role's move adds or kills what the other's keeps.
@@ -1892,8 +1895,70 @@ mod tests {
             );
         assert_ne!(text, FRAMES);
         let m = FastMachine::from_text(&text).unwrap();
+        assert_eq!(m.rt.frame_fluents(), 24);
+        agrees_with_reference(&text, 40);
+    }
+
+    /// Discs dropped into three columns of three cells land in the lowest open cell: the cell a
+    /// disc arrives in is an add where conditions on the state hold (the cell open, the one
+    /// below not; connect four's rules, nested by the network as `(open x y) ∧ ((does p (drop
+    /// x)) ∧ ¬(open x y-1))`).
+    #[test]
+    fn moves_under_conditions_on_the_state_are_frame_fluents() {
+        let drops = "(role red) (role black) (init (control red))
+             (col 1) (col 2) (col 3) (row 1) (row 2) (row 3) (succ 1 2) (succ 2 3)
+             (<= (legal ?p (drop ?x)) (true (control ?p)) (open ?x 3))
+             (<= (legal red noop) (true (control black)))
+             (<= (legal black noop) (true (control red)))
+             (<= (open ?x ?y) (col ?x) (row ?y) (not (true (cell ?x ?y red)))
+                 (not (true (cell ?x ?y black))))
+             (<= (next (cell ?x 1 ?p)) (does ?p (drop ?x)) (open ?x 1))
+             (<= (next (cell ?x ?y ?p)) (does ?p (drop ?x)) (open ?x ?y) (succ ?z ?y)
+                 (not (open ?x ?z)))
+             (<= (next (cell ?x ?y ?p)) (true (cell ?x ?y ?p)))
+             (<= (next (control red)) (true (control black)))
+             (<= (next (control black)) (true (control red)))
+             (<= full (not (open 1 3)) (not (open 2 3)) (not (open 3 3)))
+             (<= terminal full)
+             (<= (goal ?p 50) (role ?p))";
+        let m = FastMachine::from_text(drops).unwrap();
+        // Every cell (3 columns, 3 rows, 2 colours); not `control`.
+        assert_eq!(m.rt.frame_fluents(), 18);
+        agrees_with_reference(drops, 40);
+        // With `legal` depending on the moves (inputs switched off after each transition).
+        let text =
+            format!("{drops} (<= (legal black noop) (true (control black)) (does red noop))");
+        let m = FastMachine::from_text(&text).unwrap();
+        assert!(m.rt.clears_inputs());
         assert_eq!(m.rt.frame_fluents(), 18);
         agrees_with_reference(&text, 40);
+        // A full column's bottom disc may be popped (a kill under a condition: the column is
+        // full), and a column's mark stays while the discs dropped into it land low (a keep
+        // under a condition).
+        let pops = drops
+            .replace(
+                "(<= (next (cell ?x ?y ?p)) (true (cell ?x ?y ?p)))",
+                "(<= (legal ?p (pop ?x)) (true (control ?p)) (col ?x) (not (open ?x 3)))
+                 (<= (gone ?x 1) (does ?p (pop ?x)) (not (open ?x 3)))
+                 (<= (next (cell ?x ?y ?p)) (true (cell ?x ?y ?p)) (not (gone ?x ?y)))
+                 (init (mark 1)) (init (mark 3))
+                 (<= (next (mark ?x)) (true (mark ?x)) (does ?p (drop ?x)) (open ?x 2))
+                 (<= (next (mark ?x)) (true (mark ?x)) (does ?p (pop ?x)))",
+            )
+            .replace(
+                "(<= (next (control red)) (true (control black)))",
+                "(<= (next (control red)) (true (control black))) (init (t 0))
+                 (<= (next (t ?n)) (true (t ?m)) (succ ?m ?n)) (succ 3 4) (succ 4 5)
+                 (succ 5 6) (succ 6 7) (succ 7 8) (succ 8 9) (succ 9 10) (succ 10 11)
+                 (succ 11 12) (succ 12 13) (succ 13 14) (succ 14 15) (succ 15 16)
+                 (succ 0 1)",
+            )
+            .replace("(<= terminal full)", "(<= terminal (true (t 16)))");
+        assert_ne!(pops, drops);
+        let m = FastMachine::from_text(&pops).unwrap();
+        // The cells and the two marks; not `control` or `t`.
+        assert_eq!(m.rt.frame_fluents(), 18 + 2);
+        agrees_with_reference(&pops, 40);
     }
 
     /// Paths over edges that come and go: a cycle a -> b -> c -> a that the moves break and
