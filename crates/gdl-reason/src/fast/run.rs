@@ -319,7 +319,7 @@ impl Runtime {
                 .map(|(_, &r)| node_of(r))
         };
         // What `legal`, `terminal` and the next state (but frame fluents', except the
-        // conditions of their adds) read.
+        // conditions of their sets of moves) read.
         let deciding = || {
             net.legal
                 .iter()
@@ -1904,10 +1904,10 @@ struct Frame {
     /// only those words are read.
     entries: Vec<FrameEntry>,
     start: Vec<u32>,
-    /// For each slot, the fluents it adds where a condition on the state holds (`(does r m) ∧
-    /// c`: connect four's disc lands in the lowest open cell of the column it is dropped in):
-    /// `conds[cond_start[slot]..cond_start[slot + 1]]`. The conditions are gates like any
-    /// other, propagated before the frame fluents are computed.
+    /// For each slot, the fluents it adds, keeps or kills where conditions on the state hold
+    /// (`(does r m) ∧ c`: connect four's disc lands in the lowest open cell of the column it is
+    /// dropped in): `conds[cond_start[slot]..cond_start[slot + 1]]`. The conditions are nodes
+    /// like any other, propagated before the frame fluents are computed.
     conds: Vec<FrameCond>,
     cond_start: Vec<u32>,
     zero: u32,
@@ -2204,8 +2204,8 @@ impl Frame {
         }
         let count: usize = by_slot.iter().map(Vec::len).sum();
         let conds: usize = conds_of.iter().map(Vec::len).sum();
-        // Four words an entry (speedChess: 6,824 inputs, 12,135 entries), two a conditional
-        // add: beyond the move sets' bound, the gates stay.
+        // Four words an entry (speedChess: 6,824 inputs, 12,135 entries), two a set under
+        // conditions: beyond the move sets' bound, the gates stay.
         if count
             .saturating_mul(4)
             .saturating_add(conds.saturating_mul(2))
