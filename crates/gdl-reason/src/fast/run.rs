@@ -2213,23 +2213,8 @@ impl Frame {
         {
             return Frame::none(n);
         }
-        let mut entries = Vec::with_capacity(count);
-        let mut start = Vec::with_capacity(zero as usize + 2);
-        for list in by_slot {
-            start.push(entries.len() as u32);
-            entries.extend(list);
-        }
-        // The zero slot's entries: none.
-        start.push(entries.len() as u32);
-        start.push(entries.len() as u32);
-        let mut conds = Vec::with_capacity(conds);
-        let mut cond_start = Vec::with_capacity(zero as usize + 2);
-        for list in conds_of {
-            cond_start.push(conds.len() as u32);
-            conds.extend(list);
-        }
-        cond_start.push(conds.len() as u32);
-        cond_start.push(conds.len() as u32);
+        let (entries, start) = slot_rows(by_slot, count);
+        let (conds, cond_start) = slot_rows(conds_of, conds);
         for s in &mut slot {
             if *s == NONE {
                 *s = zero;
@@ -2255,6 +2240,20 @@ impl Frame {
     fn member(&self, f: usize) -> bool {
         self.is.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1)
     }
+}
+
+/// Each slot's list laid out flat, `total` items in all: the items, and where each slot's
+/// begin (the zero slot's, after the others, has none; an entry past it ends it).
+fn slot_rows<T>(lists: Vec<Vec<T>>, total: usize) -> (Vec<T>, Vec<u32>) {
+    let mut items = Vec::with_capacity(total);
+    let mut start = Vec::with_capacity(lists.len() + 2);
+    for list in lists {
+        start.push(items.len() as u32);
+        items.extend(list);
+    }
+    start.push(items.len() as u32);
+    start.push(items.len() as u32);
+    (items, start)
 }
 
 /// Whether each node is a set of moves: an input, or an OR gate outside blocks over such nodes
