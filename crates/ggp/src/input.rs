@@ -1,9 +1,147 @@
 //! Reading game files: bytes from a path or standard input, decoded as UTF-8 with offsets kept.
+//!
+//! Every file and standard input a command reads is read through [`read_bytes`] (or
+//! [`read_file_bytes`]), which stops at the largest input ggp reads ([`max_size`]:
+//! [`DEFAULT_MAX_SIZE`], or `--max-input-size`): memory never holds more than that plus one
+//! byte, whatever the input (`/dev/zero`, an endless pipe, a file that grows while it is read).
 
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use gdl_syntax::{Diagnostic, MAX_SOURCE_LEN, cst};
+
+/// The largest input ggp reads unless `--max-input-size` says otherwise: 16 MiB. The largest
+/// game of the corpus is 425 KB; a larger input is refused with a message rather than read
+/// until memory runs out.
+pub const DEFAULT_MAX_SIZE: u64 = 16 << 20;
+
+/// The largest value `--max-input-size` takes: the largest description the parsers accept.
+pub const MAX_MAX_SIZE: u64 = MAX_SOURCE_LEN as u64;
+
+/// The limit in force for this process ([`set_max_size`]).
+static MAX_SIZE: AtomicU64 = AtomicU64::new(DEFAULT_MAX_SIZE);
+
+/// Sets the largest input this process reads (once, from the command line, before any input
+/// is read).
+pub fn set_max_size(bytes: u64) {
+    MAX_SIZE.store(bytes.min(MAX_MAX_SIZE), Ordering::Relaxed);
+}
+
+/// The largest input this process reads, in bytes.
+pub fn max_size() -> u64 {
+    MAX_SIZE.load(Ordering::Relaxed)
+}
+
+/// A clap value parser for `--max-input-size`: a number of bytes, or of KiB, MiB or GiB with
+/// that suffix (`K`, `M` and `G` alone mean the same), from 1 byte to [`MAX_MAX_SIZE`].
+pub fn byte_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a size (a number of bytes, or with KiB, MiB or GiB after it)"
+            ));
+        }
+    };
+    if number.is_empty() {
+        return Err(format!(
+            "`{text}` is not a size (a number of bytes, or with KiB, MiB or GiB after it)"
+        ));
+    }
+    // Digits too many for a `u64` are too large a size too.
+    match number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+    {
+        Some(0) => Err("must be at least 1 byte".to_string()),
+        Some(bytes) if bytes <= MAX_MAX_SIZE => Ok(bytes),
+        _ => Err(format!(
+            "`{text}` is more than {MAX_MAX_SIZE} bytes, the largest description supported"
+        )),
+    }
+}
+
+/// A size for people: `16 MiB`, `64 KiB`, `1000 bytes`.
+pub fn shown_size(bytes: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.trailing_zeros() >= shift {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    if bytes == 1 {
+        "1 byte".into()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// Reads `reader` to its end if it holds at most `limit` bytes (`None` when it holds more: it
+/// is read no further than `limit + 1` bytes). `expected` is the size it is thought to have,
+/// to reserve memory at once.
+pub fn read_at_most(
+    reader: impl Read,
+    limit: u64,
+    expected: u64,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let reserved = usize::try_from(expected.min(limit)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(reserved);
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+/// The message for an input larger than the limit.
+fn too_large(shown: &str, limit: u64) -> String {
+    format!(
+        "cannot read {shown}: it is larger than {}, the largest input ggp reads (--max-input-size)",
+        shown_size(limit)
+    )
+}
+
+/// Reads the bytes of `path`, or of standard input for `-`, up to the largest input ggp
+/// reads. The error message names the file and the reason.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    if path != Path::new("-") {
+        return read_file_bytes(path);
+    }
+    let limit = max_size();
+    let shown = "standard input";
+    match read_at_most(std::io::stdin().lock(), limit, 0) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(too_large(shown, limit)),
+        Err(e) => Err(format!("cannot read {shown}: {e}")),
+    }
+}
+
+/// Reads the bytes of the file at `path` (never standard input), up to the largest input ggp
+/// reads. A regular file known to be larger is refused before it is read.
+pub fn read_file_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let limit = max_size();
+    let shown = path.display().to_string();
+    let file = File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let expected = match file.metadata() {
+        Ok(meta) if meta.is_file() && meta.len() > limit => return Err(too_large(&shown, limit)),
+        Ok(meta) if meta.is_file() => meta.len(),
+        _ => 0,
+    };
+    match read_at_most(file, limit, expected) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(too_large(&shown, limit)),
+        Err(e) => Err(format!("cannot read {shown}: {e}")),
+    }
+}
 
 /// A file read from disk or standard input (`-`).
 pub struct Input {
@@ -14,24 +152,12 @@ pub struct Input {
     pub decode_diagnostics: Vec<Diagnostic>,
 }
 
-/// Reads `path`, or standard input for `-`. The error message names the file and the reason.
+/// Reads `path`, or standard input for `-`, up to the largest input ggp reads. The error
+/// message names the file and the reason.
 pub fn read(path: &Path) -> Result<Input, String> {
-    let name = path.display().to_string();
-    let bytes = if name == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        bytes
-    } else {
-        std::fs::read(path).map_err(|e| format!("cannot read {name}: {e}"))?
-    };
-    if bytes.len() > MAX_SOURCE_LEN {
-        return Err(format!(
-            "cannot read {name}: it is larger than 4 GiB, the largest description supported"
-        ));
-    }
+    let bytes = read_bytes(path)?;
     let (text, decode_diagnostics) = cst::decode(&bytes);
+    let name = path.display().to_string();
     Ok(Input {
         name: if name == "-" { "<stdin>".into() } else { name },
         text,
@@ -109,4 +235,78 @@ pub fn write_atomically(path: &Path, contents: &str) -> Result<(), String> {
             let _ = std::fs::remove_file(&temp);
             format!("cannot write {}: {e}", path.display())
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_read_in_bytes_or_binary_units() {
+        assert_eq!(byte_size("1000"), Ok(1000));
+        assert_eq!(byte_size("64KiB"), Ok(64 << 10));
+        assert_eq!(byte_size(" 16 mib "), Ok(16 << 20));
+        assert_eq!(byte_size("16M"), Ok(16 << 20));
+        assert_eq!(byte_size("2G"), Ok(2 << 30));
+        assert_eq!(byte_size("4294967295"), Ok(MAX_MAX_SIZE));
+        assert!(byte_size("0").unwrap_err().contains("at least 1 byte"));
+        assert!(
+            byte_size("4GiB")
+                .unwrap_err()
+                .contains("the largest description")
+        );
+        for huge in ["99999999999999999999", "18446744073709551615G", "4097M"] {
+            assert!(
+                byte_size(huge)
+                    .unwrap_err()
+                    .contains("the largest description"),
+                "{huge}"
+            );
+        }
+        for bad in ["", "MiB", "-1", "1.5MiB", "16 MB", "1e6", "0x10"] {
+            assert!(byte_size(bad).unwrap_err().contains("not a size"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes_are_shown_in_the_largest_exact_unit() {
+        assert_eq!(shown_size(DEFAULT_MAX_SIZE), "16 MiB");
+        assert_eq!(shown_size(64 << 10), "64 KiB");
+        assert_eq!(shown_size(3 << 30), "3 GiB");
+        assert_eq!(shown_size(1000), "1000 bytes");
+        assert_eq!(shown_size(1025), "1025 bytes");
+        assert_eq!(shown_size(1), "1 byte");
+    }
+
+    /// An endless reader: it never ends, and counts what was taken from it.
+    struct Endless(u64);
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            buf.fill(b'(');
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn reading_stops_one_byte_past_the_limit() {
+        let mut endless = Endless(0);
+        assert_eq!(read_at_most(&mut endless, 1000, 0).unwrap(), None);
+        assert_eq!(
+            endless.0, 1001,
+            "read no further than the limit and one byte"
+        );
+        let exact = vec![b'x'; 1000];
+        assert_eq!(
+            read_at_most(&exact[..], 1000, 1000).unwrap(),
+            Some(exact.clone())
+        );
+        assert_eq!(read_at_most(&exact[..], 999, 1000).unwrap(), None);
+        assert_eq!(read_at_most(&b""[..], 999, 0).unwrap(), Some(Vec::new()));
+        // A size thought larger than it is does not reserve more than the limit.
+        let small = read_at_most(&b"abc"[..], 10, u64::MAX).unwrap().unwrap();
+        assert_eq!(small, b"abc");
+        assert!(small.capacity() <= 11);
+    }
 }

@@ -15,6 +15,11 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "ggp", version, about, propagate_version = true)]
 struct Cli {
+    /// The largest game description, moves file or standard input a command reads: bytes, or
+    /// KiB, MiB or GiB (`64KiB`). A larger input is refused with a message.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "16MiB",
+          value_parser = input::byte_size)]
+    max_input_size: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -70,6 +75,7 @@ pub const OUTPUT_CLOSED: u8 = 141;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    input::set_max_size(cli.max_input_size);
     let status = match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Fmt(args) => cmd::fmt::run(args),
@@ -125,6 +131,24 @@ mod tests {
             Just("random".to_string()),
             Just("legal".to_string()),
         ]
+    }
+
+    /// The default of `--max-input-size` is the documented one, and the option is read
+    /// before or after the command's name.
+    #[test]
+    fn the_input_size_limit_defaults_to_16_mib_and_is_global() {
+        let cli = Cli::try_parse_from(["ggp", "check", "g.kif"]).unwrap();
+        assert_eq!(cli.max_input_size, crate::input::DEFAULT_MAX_SIZE);
+        for argv in [
+            ["ggp", "--max-input-size", "64KiB", "check", "g.kif"],
+            ["ggp", "check", "--max-input-size", "64KiB", "g.kif"],
+            ["ggp", "check", "g.kif", "--max-input-size", "65536"],
+        ] {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            assert_eq!(cli.max_input_size, 64 << 10, "{argv:?}");
+        }
+        let refused = Cli::try_parse_from(["ggp", "check", "g.kif", "--max-input-size", "0"]);
+        assert!(refused.is_err());
     }
 
     proptest! {

@@ -927,3 +927,174 @@ fn a_reply_for_a_player_nobody_started_is_not_read_as_a_move() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(export(&db, "busy")["startErrors"][0], "busy: busy");
 }
+
+/// The message of an input beyond the default limit.
+fn beyond_the_limit(name: &str) -> String {
+    format!(
+        "cannot read {name}: it is larger than 16 MiB, the largest input ggp reads (--max-input-size)"
+    )
+}
+
+/// The most resident memory a command that refuses a large input may reach.
+const MAX_RESIDENT_KB: u64 = 100 * 1024;
+
+/// How long a command that refuses a large input may run (it takes milliseconds; the guard
+/// is for code that reads without end, which must fail the test rather than hang it).
+const GUARD: Duration = Duration::from_secs(20);
+
+/// The kernel's high-water mark of a process's resident memory (`VmHWM`), in kB, while the
+/// process runs.
+fn resident_peak_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// Runs `ggp args`, its standard input fed by `feed` (if given), and watches its peak resident
+/// memory while it runs. It is killed, and the test fails, as soon as that passes
+/// [`MAX_RESIDENT_KB`] or it runs longer than [`GUARD`]. Returns its exit status, its standard
+/// error and its peak (as last seen, in kB).
+fn run_watched(
+    args: &[&str],
+    feed: Option<fn(std::process::ChildStdin)>,
+) -> (Option<i32>, String, u64) {
+    let mut child = ggp_command(args)
+        .stdin(if feed.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let (Some(feed), Some(stdin)) = (feed, child.stdin.take()) {
+        std::thread::spawn(move || feed(stdin));
+    }
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let started = std::time::Instant::now();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Some(kb) = resident_peak_kb(child.id()) {
+            peak = peak.max(kb);
+        }
+        if peak > MAX_RESIDENT_KB || started.elapsed() > GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "ggp {args:?} was still running after {:.1} s, {peak} kB resident at its peak: \
+                 it reads its input without a limit",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    (status.code(), stderr.join().unwrap(), peak)
+}
+
+/// Writes `(role r)` lines to a command's standard input until it stops reading.
+fn endless_roles(mut stdin: std::process::ChildStdin) {
+    use std::io::Write;
+    let chunk = "(role r)\n".repeat(7000);
+    while stdin.write_all(chunk.as_bytes()).is_ok() {}
+}
+
+/// Asserts that `ggp args` (its standard input fed by `feed`) refuses `name` as larger than the
+/// default limit, with exit status 2, without a panic, and in little memory.
+fn refused_at_the_limit(args: &[&str], feed: Option<fn(std::process::ChildStdin)>, name: &str) {
+    let (status, stderr, peak) = run_watched(args, feed);
+    assert_eq!(status, Some(2), "ggp {args:?}: {stderr}");
+    assert!(
+        stderr.contains(&beyond_the_limit(name)),
+        "ggp {args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(peak <= MAX_RESIDENT_KB, "ggp {args:?}: {peak} kB");
+}
+
+#[test]
+fn reading_dev_zero_stops_at_the_limit_in_little_memory() {
+    refused_at_the_limit(&["check", "/dev/zero"], None, "/dev/zero");
+    refused_at_the_limit(&["bench", "/dev/zero"], None, "/dev/zero");
+}
+
+#[test]
+fn an_endless_standard_input_is_refused_at_the_limit() {
+    let stdin = "standard input";
+    refused_at_the_limit(&["check", "-"], Some(endless_roles), stdin);
+    refused_at_the_limit(
+        &["replay", GAME, "--moves", "-"],
+        Some(endless_roles),
+        stdin,
+    );
+}
+
+#[test]
+fn every_command_that_reads_a_file_stops_at_the_limit() {
+    let db = temp_db("beyond-the-limit.sqlite");
+    let db = db.to_str().unwrap();
+    let players = ["--player", "random", "--player", "random"];
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["fmt", "/dev/zero"],
+        vec!["convert", "--to", "infix", "/dev/zero"],
+        vec!["validate", "/dev/zero"],
+        vec!["replay", "/dev/zero", "--random", "1"],
+        vec!["replay", GAME, "--moves", "/dev/zero"],
+        [&["match", "/dev/zero", "--no-db"][..], &players].concat(),
+        [&["arena", "/dev/zero", "--no-db"][..], &players].concat(),
+        [&["tournament", "/dev/zero", "--db", db][..], &players].concat(),
+    ];
+    for args in commands {
+        refused_at_the_limit(&args, None, "/dev/zero");
+    }
+}
+
+#[test]
+fn a_file_at_the_limit_is_read_and_one_byte_more_is_not() {
+    // A game padded with comments to exactly 16 MiB.
+    let game = std::fs::read_to_string(common::workspace().join(GAME)).unwrap();
+    let mut padded = game.clone();
+    let line = format!(";{}\n", "x".repeat(62));
+    while padded.len() + line.len() <= 16 << 20 {
+        padded.push_str(&line);
+    }
+    padded.push_str(&"\n".repeat((16 << 20) - padded.len()));
+    assert_eq!(padded.len(), 16 << 20);
+    let at = temp_file("at-the-limit.kif", &padded);
+    let out = ggp(&["check", at.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    padded.push('\n');
+    let beyond = temp_file("beyond-the-limit.kif", &padded);
+    let shown = beyond.to_str().unwrap();
+    refused(&ggp(&["check", shown]), &beyond_the_limit(shown));
+    let _ = std::fs::remove_file(at);
+    let _ = std::fs::remove_file(beyond);
+
+    // `--max-input-size`, before or after the command.
+    let size = game.len();
+    assert!(size > 2048, "the game is larger than 2 KiB");
+    let out = ggp(&["--max-input-size", &size.to_string(), "check", GAME]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    refused(
+        &ggp(&["check", GAME, "--max-input-size", "2KiB"]),
+        &format!(
+            "cannot read {GAME}: it is larger than 2 KiB, the largest input ggp reads (--max-input-size)"
+        ),
+    );
+    refused(
+        &ggp(&["check", GAME, "--max-input-size", &(size - 1).to_string()]),
+        &format!("it is larger than {} bytes", size - 1),
+    );
+    refused(
+        &ggp(&["check", GAME, "--max-input-size", "5GiB"]),
+        "the largest description supported",
+    );
+}

@@ -102,9 +102,9 @@ async fn play(gm: &Arc<Gamemaster>, args: &Args) -> u8 {
     // The games, kept as versions in the database.
     let mut keys = Vec::new();
     for path in &args.games {
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::input::read_file_bytes(path) {
             Ok(b) => b,
-            Err(e) => return fail(USAGE_OR_IO, format!("cannot read {}: {e}", path.display())),
+            Err(message) => return fail(USAGE_OR_IO, message),
         };
         let (text, decoding) = gdl_syntax::cst::decode(&bytes);
         let key = ggp_server::games::key_from_file_name(&path.to_string_lossy());
