@@ -4,7 +4,8 @@
 //! ([`document`]), each version is checked with exactly what `ggp check` runs
 //! ([`analysis`]), names are indexed from the same parse ([`index`]), and the protocol's
 //! positions (lines and UTF-16 code units) are converted at the edge ([`position`]).
-//! [`server`] is the loop; [`features`] computes each answer.
+//! [`server`] is the loop; [`features`] computes each answer; [`transport`] reads and writes
+//! the protocol's frames, with limits on what a client can make it read.
 
 pub mod analysis;
 pub mod docs;
@@ -13,16 +14,15 @@ pub mod features;
 pub mod index;
 pub mod position;
 pub mod server;
+pub mod transport;
 
 pub use server::run;
 
 /// Serves one client on standard input and output. Returns whether the client ended the
 /// session properly (`shutdown`, then `exit`), or why it could not be served.
 pub fn serve_stdio() -> Result<bool, String> {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let (connection, io_threads) = transport::stdio()?;
     let clean = run(connection)?;
-    io_threads
-        .join()
-        .map_err(|e| format!("reading or writing the protocol failed: {e}"))?;
+    io_threads.join()?;
     Ok(clean)
 }

@@ -142,7 +142,7 @@ pub fn run(connection: Connection) -> Result<bool, String> {
 }
 
 /// A line on standard error, the protocol's log; lost, never a panic, if nobody reads it.
-fn log(message: &str) {
+pub(crate) fn log(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "ggp lsp: {message}");
 }

@@ -794,3 +794,156 @@ fn shutdown_and_exit_follow_the_protocol() {
     client.close_stdin();
     assert_eq!(client.wait_exit(), 1);
 }
+
+/// A frame around `body`, as a client writes it.
+fn frame(body: &str) -> Vec<u8> {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// Sends `bytes` (a bad frame) to a server with a game open: it answers with an error
+/// response with `id: null`, of this code, whose message contains `expected`; then it answers
+/// the next requests (a hover, `shutdown`) as if nothing had happened, and exits cleanly.
+fn refused_then_answered(bytes: &[u8], code: i64, expected: &str) {
+    let mut client = Client::start();
+    let uri = open_game(&mut client, "game.kif", GAME);
+    client.diagnostics_at(&uri, 1);
+    client.send_raw(bytes);
+    let error = client.wait_for(|m| m.get("id") == Some(&Value::Null));
+    assert_eq!(error["error"]["code"], code, "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains(expected), "{message}");
+    let legal = hover_text(&mut client, &uri, 2, 6);
+    assert!(
+        legal.starts_with("**relation** `legal` — arity 2 (a GDL relation)"),
+        "{legal}"
+    );
+    assert_eq!(client.shutdown(), 0);
+}
+
+#[test]
+fn a_length_beyond_the_limit_is_refused_and_the_server_goes_on() {
+    refused_then_answered(
+        b"Content-Length: 99999999999999999\r\n\r\n",
+        -32600,
+        "a message of 99999999999999999 bytes is larger than 67108864, the largest this server reads",
+    );
+}
+
+#[test]
+fn a_length_of_u64_max_is_refused_and_the_server_goes_on() {
+    // The body the header announces starts; the server does not wait for the rest.
+    let mut bytes = b"Content-Length: 18446744073709551615\r\n\r\n".to_vec();
+    bytes.extend(br#"{"jsonrpc": "2.0", "method": "#);
+    refused_then_answered(
+        &bytes,
+        -32600,
+        "a message of 18446744073709551615 bytes is larger than 67108864",
+    );
+}
+
+#[test]
+fn a_length_that_is_not_a_number_is_refused_and_the_server_goes_on() {
+    refused_then_answered(
+        b"Content-Length: twelve\r\n\r\n{}",
+        -32600,
+        "the Content-Length `twelve` is not a number of bytes",
+    );
+}
+
+#[test]
+fn a_huge_header_line_is_refused_and_the_server_goes_on() {
+    let mut bytes = b"X-Padding: ".to_vec();
+    bytes.extend(vec![b'x'; 8 << 20]);
+    bytes.extend(b"\r\nContent-Type: application/vscode-jsonrpc\r\n\r\n");
+    refused_then_answered(
+        &bytes,
+        -32600,
+        "a header line longer than 4096 bytes, the longest this server reads",
+    );
+}
+
+#[test]
+fn a_body_that_is_not_json_is_refused_and_the_server_goes_on() {
+    refused_then_answered(
+        &frame(r#"{"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": {"#),
+        -32700,
+        "the message is not JSON",
+    );
+    refused_then_answered(
+        &frame(r#"{"jsonrpc": "2.0", "params": [1, 2, 3]}"#),
+        -32600,
+        "the message is not a JSON-RPC request, response or notification",
+    );
+}
+
+mod random_frames {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes that cannot start a frame (no `Content-Length:` in any case).
+    fn garbage(max: usize) -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(any::<u8>(), 0..max).prop_map(|mut bytes| {
+            while let Some(at) = bytes
+                .windows(15)
+                .position(|w| w.eq_ignore_ascii_case(b"content-length:"))
+            {
+                bytes.remove(at);
+            }
+            bytes
+        })
+    }
+
+    /// A bad frame of some kind, or a well-formed notification nobody answers.
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        let length = prop_oneof![
+            Just("99999999999999999".to_string()),
+            Just("18446744073709551615".to_string()),
+            "[1-9][0-9]{20,30}",
+            "[a-z -]{0,8}",
+        ];
+        prop_oneof![
+            "[a-z/$]{1,10}".prop_map(|m| frame(
+                &json!({"jsonrpc": "2.0", "method": format!("$/{m}")}).to_string()
+            )),
+            (length, garbage(100)).prop_map(|(n, body)| {
+                let mut bytes = format!("Content-Length: {n}\r\n\r\n").into_bytes();
+                bytes.extend(body);
+                bytes
+            }),
+            (5000..20_000usize).prop_map(|n| {
+                let mut bytes = vec![b'x'; n];
+                bytes.extend(b"\r\n\r\n");
+                bytes
+            }),
+            garbage(200).prop_map(|body| {
+                let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+                bytes.extend(body);
+                bytes
+            }),
+            garbage(200).prop_map(|mut bytes| {
+                bytes.extend(b"\r\n\r\n");
+                bytes
+            }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+        /// Whatever bad frames come before and after `initialize`, the real server answers
+        /// it, then `shutdown`, and exits cleanly.
+        #[test]
+        fn the_server_answers_after_any_bad_frames(
+            before in proptest::collection::vec(piece(), 0..6),
+            after in proptest::collection::vec(piece(), 1..10),
+        ) {
+            let mut client = Client::spawn();
+            client.send_raw(&before.concat());
+            let init = client.request("initialize", json!({"capabilities": {}}));
+            prop_assert!(init.get("result").is_some(), "{}", init);
+            client.notify("initialized", json!({}));
+            client.send_raw(&after.concat());
+            prop_assert_eq!(client.shutdown(), 0);
+        }
+    }
+}

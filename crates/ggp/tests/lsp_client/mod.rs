@@ -118,6 +118,13 @@ impl Client {
         stdin.flush().expect("server reads");
     }
 
+    /// Writes bytes as they are, framed or not, as a broken or hostile client would.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("server reads");
+        stdin.flush().expect("server reads");
+    }
+
     /// Sends several messages in one write, as a burst.
     pub fn send_all(&mut self, messages: &[Value]) {
         let mut bytes = Vec::new();
