@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::analysis::Analysis;
-use crate::document::{Document, Notation};
+use crate::document::{Document, MAX_DOCUMENT_LEN, Notation, TooLarge};
 use crate::features::{self, Settings};
 
 /// What the client told us at `initialize`.
@@ -51,6 +51,10 @@ pub struct Server {
     client: Client,
     debounce: Duration,
     documents: HashMap<Url, Document>,
+    /// Documents that grew larger than [`MAX_DOCUMENT_LEN`], and their notation: their text is
+    /// dropped, and they are not checked until they are opened again (or replaced whole)
+    /// smaller.
+    too_large: HashMap<Url, Notation>,
     analyses: HashMap<Url, Arc<Analysis>>,
     /// The version whose diagnostics were last published.
     published: HashMap<Url, i32>,
@@ -128,6 +132,7 @@ pub fn run(connection: Connection) -> Result<bool, String> {
         client,
         debounce,
         documents: HashMap::new(),
+        too_large: HashMap::new(),
         analyses: HashMap::new(),
         published: HashMap::new(),
         due: HashMap::new(),
@@ -402,11 +407,12 @@ impl Server {
                 };
                 let item = params.text_document;
                 let notation = Notation::of(&item.language_id, &item.uri);
-                let document = Document::new(item.text, item.version, notation);
-                self.analyses.remove(&item.uri);
-                self.published.remove(&item.uri);
-                self.documents.insert(item.uri.clone(), document);
-                self.due.insert(item.uri, Instant::now());
+                if item.text.len() > MAX_DOCUMENT_LEN {
+                    let size = TooLarge(item.text.len());
+                    self.drop_too_large(item.uri, item.version, notation, size);
+                    return;
+                }
+                self.open(item.uri, Document::new(item.text, item.version, notation));
             }
             DidChangeTextDocument::METHOD => {
                 let Ok(params) = params::<lsp::DidChangeTextDocumentParams>(notification.params)
@@ -414,11 +420,23 @@ impl Server {
                     return;
                 };
                 let uri = params.text_document.uri;
+                let version = params.text_document.version;
+                if let Some(&notation) = self.too_large.get(&uri) {
+                    self.replace_too_large(uri, version, notation, params.content_changes);
+                    return;
+                }
                 let Some(document) = self.documents.get_mut(&uri) else {
                     return;
                 };
-                document.apply(params.text_document.version, params.content_changes);
-                self.due.insert(uri, Instant::now());
+                match document.apply(version, params.content_changes) {
+                    Ok(()) => {
+                        self.due.insert(uri, Instant::now());
+                    }
+                    Err(size) => {
+                        let notation = document.notation;
+                        self.drop_too_large(uri, version, notation, size);
+                    }
+                }
             }
             DidCloseTextDocument::METHOD => {
                 let Ok(params) = params::<lsp::DidCloseTextDocumentParams>(notification.params)
@@ -427,6 +445,7 @@ impl Server {
                 };
                 let uri = params.text_document.uri;
                 self.documents.remove(&uri);
+                self.too_large.remove(&uri);
                 self.analyses.remove(&uri);
                 self.due.remove(&uri);
                 self.published.remove(&uri);
@@ -440,8 +459,80 @@ impl Server {
         }
     }
 
+    /// Keeps a document (newly opened, or back within its size) and makes it due.
+    fn open(&mut self, uri: Url, document: Document) {
+        self.too_large.remove(&uri);
+        self.analyses.remove(&uri);
+        self.published.remove(&uri);
+        self.documents.insert(uri.clone(), document);
+        self.due.insert(uri, Instant::now());
+    }
+
+    /// Drops a document that would be larger than [`MAX_DOCUMENT_LEN`] (its text, its
+    /// analysis) and publishes one diagnostic that says so, for `version`.
+    fn drop_too_large(&mut self, uri: Url, version: i32, notation: Notation, size: TooLarge) {
+        log(&format!(
+            "{uri} (version {version}): {size}; it is not checked"
+        ));
+        self.documents.remove(&uri);
+        self.analyses.remove(&uri);
+        self.due.remove(&uri);
+        self.published.remove(&uri);
+        self.too_large.insert(uri.clone(), notation);
+        let message = format!(
+            "This document is not checked: it would be {} bytes, larger than {MAX_DOCUMENT_LEN} \
+             ({} MiB), the largest the GDL language server keeps. Close it and open it again \
+             when it is smaller.",
+            size.0,
+            MAX_DOCUMENT_LEN >> 20
+        );
+        self.notify::<lsp::notification::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+            uri,
+            diagnostics: vec![lsp::Diagnostic {
+                range: lsp::Range::default(),
+                severity: Some(lsp::DiagnosticSeverity::ERROR),
+                source: Some("ggp".into()),
+                message,
+                ..Default::default()
+            }],
+            version: Some(version),
+        });
+    }
+
+    /// The changes of a `didChange` to a document dropped as too large: its text is gone, so
+    /// only a change that replaces the whole text (and those after it) can bring it back.
+    fn replace_too_large(
+        &mut self,
+        uri: Url,
+        version: i32,
+        notation: Notation,
+        mut changes: Vec<lsp::TextDocumentContentChangeEvent>,
+    ) {
+        let Some(whole) = changes.iter().rposition(|c| c.range.is_none()) else {
+            return;
+        };
+        let rest = changes.split_off(whole + 1);
+        let Some(text) = changes.pop().map(|c| c.text) else {
+            return;
+        };
+        if text.len() > MAX_DOCUMENT_LEN {
+            self.drop_too_large(uri, version, notation, TooLarge(text.len()));
+            return;
+        }
+        let mut document = Document::new(text, version, notation);
+        match document.apply(version, rest) {
+            Ok(()) => self.open(uri, document),
+            Err(size) => self.drop_too_large(uri, version, notation, size),
+        }
+    }
+
     /// The analysis of a document's current text.
     fn analysis(&mut self, uri: &Url) -> Result<Arc<Analysis>, Failure> {
+        if self.too_large.contains_key(uri) {
+            return Err(Failure::failed(format!(
+                "{uri} is larger than {MAX_DOCUMENT_LEN} bytes, the largest document this server keeps"
+            )));
+        }
         let Some(document) = self.documents.get(uri) else {
             return Err(Failure::invalid(format!("{uri} is not open")));
         };

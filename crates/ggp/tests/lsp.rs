@@ -876,6 +876,65 @@ fn a_body_that_is_not_json_is_refused_and_the_server_goes_on() {
     );
 }
 
+#[test]
+fn a_document_grown_beyond_its_limit_is_dropped_with_one_diagnostic() {
+    let mut client = Client::start();
+    let uri = open_game(&mut client, "game.kif", GAME);
+    client.diagnostics_at(&uri, 1);
+    // Two changes of 40 and 30 MiB: each message is within the limit, the document is not.
+    let comment = |mib: usize| format!(";{}\n", "x".repeat((mib << 20) - 2));
+    for (version, mib) in [(2, 40), (3, 30)] {
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": range(0, 0, 0, 0), "text": comment(mib)}]}),
+        );
+    }
+    let diagnostics = client.diagnostics_at(&uri, 3);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["severity"], 1);
+    assert_eq!(diagnostics[0]["range"], range(0, 0, 0, 0));
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("This document is not checked: it would be 73400")
+            && message.contains("larger than 67108864 (64 MiB)"),
+        "{message}"
+    );
+    // Requests about it fail with a reason; further edits are not applied to a text that is gone.
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": pos(0, 0)}),
+    );
+    assert_eq!(hover["error"]["code"], -32803, "{hover}");
+    assert!(
+        hover["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 67108864 bytes"),
+        "{hover}"
+    );
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 4},
+               "contentChanges": [{"range": range(0, 0, 0, 1), "text": ""}]}),
+    );
+    // The whole text replaced by a small one: checked again.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 5},
+               "contentChanges": [{"text": GAME}]}),
+    );
+    let diagnostics = client.diagnostics_at(&uri, 5);
+    assert_eq!(
+        codes_and_ranges(&diagnostics),
+        vec![
+            ("E001".into(), range(2, 24, 2, 26)),
+            ("W010".into(), range(2, 41, 2, 43)),
+        ]
+    );
+    assert_eq!(client.shutdown(), 0);
+}
+
 mod random_frames {
     use super::*;
     use proptest::prelude::*;
