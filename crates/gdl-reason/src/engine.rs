@@ -195,13 +195,16 @@ fn build_network(
     fast_limits: FastLimits,
 ) -> std::result::Result<FastMachine, BuildError> {
     let started = Instant::now();
+    let refusals = ggp_memory::refusals();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         FastMachine::with_limits(checked, fast_limits)
     })) {
         Ok(Err(BuildError::Unsupported(reason))) => {
             // Refused before the deadline: by a budget of size or work, or by the form of the
-            // rules, which give the same verdict every time.
-            if started.elapsed() < fast_limits.time {
+            // rules, which give the same verdict every time; not by memory, whose budget is
+            // shared with whatever else the process holds (so not when any memory check
+            // refused meanwhile, this build's or another's).
+            if started.elapsed() < fast_limits.time && ggp_memory::refusals() == refusals {
                 refusals::remember(checked.text, &fast_limits, &reason);
             }
             Err(BuildError::Unsupported(reason))

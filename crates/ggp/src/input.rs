@@ -34,44 +34,6 @@ pub fn max_size() -> u64 {
     MAX_SIZE.load(Ordering::Relaxed)
 }
 
-/// A clap value parser for `--max-input-size`: a number of bytes, or of KiB, MiB or GiB with
-/// that suffix (`K`, `M` and `G` alone mean the same), from 1 byte to [`MAX_MAX_SIZE`].
-pub fn byte_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let digits = trimmed
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(digits);
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" => 10,
-        "m" | "mib" => 20,
-        "g" | "gib" => 30,
-        _ => {
-            return Err(format!(
-                "`{text}` is not a size (a number of bytes, or with KiB, MiB or GiB after it)"
-            ));
-        }
-    };
-    if number.is_empty() {
-        return Err(format!(
-            "`{text}` is not a size (a number of bytes, or with KiB, MiB or GiB after it)"
-        ));
-    }
-    // Digits too many for a `u64` are too large a size too.
-    match number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-    {
-        Some(0) => Err("must be at least 1 byte".to_string()),
-        Some(bytes) if bytes <= MAX_MAX_SIZE => Ok(bytes),
-        _ => Err(format!(
-            "`{text}` is more than {MAX_MAX_SIZE} bytes, the largest description supported"
-        )),
-    }
-}
-
 /// A size for people: `16 MiB`, `64 KiB`, `1000 bytes`.
 pub fn shown_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
@@ -240,33 +202,6 @@ pub fn write_atomically(path: &Path, contents: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_are_read_in_bytes_or_binary_units() {
-        assert_eq!(byte_size("1000"), Ok(1000));
-        assert_eq!(byte_size("64KiB"), Ok(64 << 10));
-        assert_eq!(byte_size(" 16 mib "), Ok(16 << 20));
-        assert_eq!(byte_size("16M"), Ok(16 << 20));
-        assert_eq!(byte_size("2G"), Ok(2 << 30));
-        assert_eq!(byte_size("4294967295"), Ok(MAX_MAX_SIZE));
-        assert!(byte_size("0").unwrap_err().contains("at least 1 byte"));
-        assert!(
-            byte_size("4GiB")
-                .unwrap_err()
-                .contains("the largest description")
-        );
-        for huge in ["99999999999999999999", "18446744073709551615G", "4097M"] {
-            assert!(
-                byte_size(huge)
-                    .unwrap_err()
-                    .contains("the largest description"),
-                "{huge}"
-            );
-        }
-        for bad in ["", "MiB", "-1", "1.5MiB", "16 MB", "1e6", "0x10"] {
-            assert!(byte_size(bad).unwrap_err().contains("not a size"), "{bad}");
-        }
-    }
 
     #[test]
     fn sizes_are_shown_in_the_largest_exact_unit() {

@@ -11,6 +11,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Every allocation is counted, so that the engines can stop at a memory budget (the
+/// process's, `--max-memory`; a match's or a player session's) with an error that names it
+/// rather than be killed by the system (`ggp_memory`).
+#[global_allocator]
+static ALLOCATOR: ggp_memory::Counting = ggp_memory::Counting;
+
+/// The least `--max-memory` accepted.
+const MIN_MEMORY: usize = 64 << 20;
+
 /// The General Game Playing toolkit: GDL checking, formatting, conversion and reasoning.
 #[derive(Parser)]
 #[command(name = "ggp", version, about, propagate_version = true)]
@@ -18,8 +27,13 @@ struct Cli {
     /// The largest game description, moves file or standard input a command reads: bytes, or
     /// KiB, MiB or GiB (`64KiB`). A larger input is refused with a message.
     #[arg(long, global = true, value_name = "SIZE", default_value = "16MiB",
-          value_parser = input::byte_size)]
-    max_input_size: u64,
+          value_parser = cmd::byte_size(1, input::MAX_MAX_SIZE as usize))]
+    max_input_size: usize,
+    /// The most memory the process may take for its work (reasoning, matches, a player's
+    /// sessions): past it, the work stops with an error naming this budget. A size in bytes or
+    /// with a unit (`8GiB`); default: half the machine's memory (docs/limits.md).
+    #[arg(long, global = true, value_name = "SIZE", value_parser = cmd::byte_size(MIN_MEMORY, usize::MAX))]
+    max_memory: Option<usize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -75,7 +89,11 @@ pub const OUTPUT_CLOSED: u8 = 141;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    input::set_max_size(cli.max_input_size);
+    input::set_max_size(cli.max_input_size as u64);
+    let budget = cli
+        .max_memory
+        .unwrap_or_else(ggp_memory::default_process_budget);
+    ggp_memory::set_process_limit(Some(budget));
     let status = match cli.command {
         Command::Check(args) => cmd::check::run(args),
         Command::Fmt(args) => cmd::fmt::run(args),
@@ -138,7 +156,7 @@ mod tests {
     #[test]
     fn the_input_size_limit_defaults_to_16_mib_and_is_global() {
         let cli = Cli::try_parse_from(["ggp", "check", "g.kif"]).unwrap();
-        assert_eq!(cli.max_input_size, crate::input::DEFAULT_MAX_SIZE);
+        assert_eq!(cli.max_input_size as u64, crate::input::DEFAULT_MAX_SIZE);
         for argv in [
             ["ggp", "--max-input-size", "64KiB", "check", "g.kif"],
             ["ggp", "check", "--max-input-size", "64KiB", "g.kif"],

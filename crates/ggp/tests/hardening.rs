@@ -1095,6 +1095,6 @@ fn a_file_at_the_limit_is_read_and_one_byte_more_is_not() {
     );
     refused(
         &ggp(&["check", GAME, "--max-input-size", "5GiB"]),
-        "the largest description supported",
+        "`5GiB` is more than 4294967295 bytes, the most accepted",
     );
 }

@@ -301,6 +301,8 @@ pub(crate) enum Stop {
     OutOfTime,
     /// The work budget (tuples tried while joining) ran out.
     TooMuchWork(u64),
+    /// The memory budget of the work (its account's, or the process's) ran out.
+    OutOfMemory(ggp_memory::Exceeded),
     /// A rule has a negation or `distinct` with a variable that no positive literal binds
     /// (the checker reports these, E001; this keeps the engine from evaluating one).
     Unsafe,
@@ -313,6 +315,7 @@ impl std::fmt::Display for Stop {
             Stop::TooDeep(n) => write!(f, "a derived term nests more than {n} levels deep"),
             Stop::OutOfTime => f.write_str("out of time"),
             Stop::TooMuchWork(n) => write!(f, "more than {n} tuples tried while joining"),
+            Stop::OutOfMemory(e) => write!(f, "{e}"),
             Stop::Unsafe => f.write_str("a rule has a variable that no positive literal binds"),
         }
     }
@@ -334,6 +337,15 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
+    /// Why the work must stop now, if it must: the time is up ([`Budget::out_of_time`]) or
+    /// the memory it is charged to is ([`ggp_memory::check`]).
+    pub fn exhausted(&self) -> Option<Stop> {
+        if self.out_of_time() {
+            return Some(Stop::OutOfTime);
+        }
+        ggp_memory::check().err().map(Stop::OutOfMemory)
+    }
+
     /// Whether the time is up: the deadline passed, or the answer is no longer wanted.
     pub fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| std::time::Instant::now() > d)
@@ -536,7 +548,7 @@ impl Db {
         scratch.key = run.key;
         self.scratch.set(Some(scratch));
         match run.stop {
-            Some(Stopped::Time) => Err(Stop::OutOfTime),
+            Some(Stopped::Budget(stop)) => Err(stop),
             Some(Stopped::Work) => Err(Stop::TooMuchWork(budget.max_work)),
             Some(Stopped::Caller) | None => Ok(()),
         }
@@ -571,7 +583,8 @@ impl Db {
 }
 
 enum Stopped {
-    Time,
+    /// Out of time or memory.
+    Budget(Stop),
     Work,
     Caller,
 }
@@ -682,8 +695,8 @@ impl Run<'_> {
         if self.tries & 0xFFF == 0 {
             if self.db.work.get() + self.tries > self.budget.max_work {
                 self.stop = Some(Stopped::Work);
-            } else if self.budget.out_of_time() {
-                self.stop = Some(Stopped::Time);
+            } else if let Some(stop) = self.budget.exhausted() {
+                self.stop = Some(Stopped::Budget(stop));
             }
         }
         if self.stop.is_some() {
@@ -895,7 +908,7 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
             };
             if first {
                 if clock_per_rule {
-                    check_time(budget)?;
+                    check_budget(budget)?;
                 }
                 let plan = plan_of(db, rule, k, None, neg, &mut kept, &mut fresh)?;
                 db.enumerate(rule, plan, (0, 0), neg, budget, &mut heads)?;
@@ -909,17 +922,17 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
                         continue;
                     }
                     if clock_per_rule {
-                        check_time(budget)?;
+                        check_budget(budget)?;
                     }
                     let plan = plan_of(db, rule, k, Some(i), neg, &mut kept, &mut fresh)?;
                     db.enumerate(rule, plan, range, neg, budget, &mut heads)?;
                 }
             }
             if clock_per_rule {
-                check_time(budget)?;
+                check_budget(budget)?;
             }
         }
-        check_time(budget)?;
+        check_budget(budget)?;
         if *tuples + derived.len() > budget.max_tuples {
             return Err(Stop::TooManyTuples(budget.max_tuples));
         }
@@ -932,7 +945,7 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
         for (n, &(k, at)) in derived.iter().enumerate() {
             // Millions of heads take seconds to add: the deadline is checked here too.
             if n % 4096 == 4095 {
-                check_time(budget)?;
+                check_budget(budget)?;
             }
             let rule = rules[k].borrow();
             env.clear();
@@ -977,11 +990,11 @@ pub(crate) fn fixpoint<R: std::borrow::Borrow<FlatRule>>(
     }
 }
 
-pub(crate) fn check_time(budget: &Budget) -> Result<(), Stop> {
-    if budget.out_of_time() {
-        Err(Stop::OutOfTime)
-    } else {
-        Ok(())
+/// Stops the work when its time or its memory is up ([`Budget::exhausted`]).
+pub(crate) fn check_budget(budget: &Budget) -> Result<(), Stop> {
+    match budget.exhausted() {
+        Some(stop) => Err(stop),
+        None => Ok(()),
     }
 }
 

@@ -18,7 +18,7 @@
 //! This is exact for any partition of the body: the auxiliary relation is the projection of
 //! the bucket's conjunction on the variables it shares with the rest and the head.
 
-use super::datalog::{Budget, Db, Relation, Stop, bound_paths, check_time};
+use super::datalog::{Budget, Db, Relation, Stop, bound_paths, check_budget};
 use super::normal::{FlatRule, Lit, PAtom, Pat};
 
 /// Variables of a literal, each once.
@@ -179,7 +179,7 @@ pub(crate) fn decompose(
             .first()
             .is_some_and(|l| vars_of(l).iter().all(|v| head_vars.contains(v)));
     loop {
-        check_time(budget)?;
+        check_budget(budget)?;
         if body.len() < 2 {
             break;
         }

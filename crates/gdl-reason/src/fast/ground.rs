@@ -74,6 +74,7 @@ impl std::fmt::Display for GroundError {
             GroundError::Budget(Stop::TooMuchWork(n)) => {
                 write!(f, "grounding would try more than {n} tuples")
             }
+            GroundError::Budget(Stop::OutOfMemory(e)) => write!(f, "grounding needs {e}"),
             GroundError::Budget(Stop::Unsafe) => {
                 write!(f, "a rule has a variable that no positive literal binds")
             }
@@ -86,12 +87,16 @@ impl std::fmt::Display for GroundError {
 
 impl GroundError {
     /// Whether grounding only what is demanded may succeed where this stopped: a budget of
-    /// size or work (not time, which is spent, nor the form of the rules).
+    /// size, memory or work (not time, which is spent, nor the form of the rules).
     pub fn demand_may_help(&self) -> bool {
         matches!(
             self,
-            GroundError::Budget(Stop::TooManyTuples(_) | Stop::TooMuchWork(_) | Stop::TooDeep(_))
-                | GroundError::TooManyRules(_)
+            GroundError::Budget(
+                Stop::TooManyTuples(_)
+                    | Stop::TooMuchWork(_)
+                    | Stop::TooDeep(_)
+                    | Stop::OutOfMemory(_)
+            ) | GroundError::TooManyRules(_)
         )
     }
 }
@@ -497,7 +502,7 @@ pub(crate) fn ground(
                 return Err(GroundError::Budget(Stop::TooManyTuples(budget.max_tuples)));
             }
         }
-        super::datalog::check_time(budget)?;
+        super::datalog::check_budget(budget)?;
     }
 
     // Atoms of the dynamic relations.

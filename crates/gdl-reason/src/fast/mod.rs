@@ -283,14 +283,20 @@ fn ground_game_with(
             let (start, wait) = std::sync::mpsc::channel::<bool>();
             std::thread::scope(|scope| {
                 let store_second = store.clone();
+                // The helper's memory is charged where the first grounding's is.
+                let account = ggp_memory::current();
                 let helper = std::thread::Builder::new()
                     .name("ground-demand".into())
                     .stack_size(HELPER_STACK)
-                    .spawn_scoped(scope, move || match wait.recv_timeout(after) {
-                        Ok(true) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            Some(ground::ground(program, store_second, &second))
-                        }
-                        Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+                    .spawn_scoped(scope, move || {
+                        ggp_memory::run_in(account.as_ref(), || match wait.recv_timeout(after) {
+                            Ok(true) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                                Some(ground::ground(program, store_second, &second))
+                            }
+                            Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                                None
+                            }
+                        })
                     });
                 let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     ground::ground(program, store.clone(), limits)
@@ -353,6 +359,12 @@ fn roles_of(program: &gdl_check::program::Program, store: &mut TermStore) -> Vec
     roles
 }
 
+/// Refuses the game when the memory that building it is charged to is used up (see
+/// [`ggp_memory::check`]): between the stages, whose own loops check it where they can.
+fn memory_left(stage: &str) -> std::result::Result<(), BuildError> {
+    ggp_memory::check().map_err(|e| BuildError::Unsupported(format!("{stage} needs {e}")))
+}
+
 impl FastMachine {
     /// Builds the machine for a checked description.
     pub fn new(checked: &Checked<'_>) -> std::result::Result<FastMachine, BuildError> {
@@ -390,8 +402,10 @@ impl FastMachine {
         };
         let g = ground_game(program, store, &ground_limits)?;
         let grounded = started.elapsed();
+        memory_left("grounding the game")?;
         let network = net::build(&g, program, &roles)
             .map_err(|e| BuildError::Unsupported(format!("cannot build the network: {e}")))?;
+        memory_left("building the network")?;
 
         if let Some(ins) = network
             .inputs

@@ -379,13 +379,16 @@ impl Evaluator {
 
     fn tick(&mut self) -> Result<()> {
         self.steps += 1;
-        if self.steps.is_multiple_of(4096)
-            && let Some(deadline) = self.deadline
-            && Instant::now() > deadline
-        {
-            return Err(ReasonError::Budget(
-                "the time allowed for this question ran out".into(),
-            ));
+        if self.steps.is_multiple_of(4096) {
+            if let Some(deadline) = self.deadline
+                && Instant::now() > deadline
+            {
+                return Err(ReasonError::Budget(
+                    "the time allowed for this question ran out".into(),
+                ));
+            }
+            ggp_memory::check()
+                .map_err(|e| ReasonError::Budget(format!("the question needs {e}")))?;
         }
         Ok(())
     }

@@ -98,6 +98,49 @@ pub fn zero_up_to(max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone 
     }
 }
 
+/// A clap value parser for a size in bytes from `min` to `max`: a whole number of bytes, or
+/// of KiB, MiB, GiB or TiB with that suffix (`K`, `M`, `G` and `T` alone mean the same; in
+/// any case, a space allowed before it).
+pub fn byte_size(min: usize, max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |text: &str| {
+        let not_a_size = || {
+            format!("`{text}` is not a size (a number of bytes, or with KiB, MiB or GiB after it)")
+        };
+        let trimmed = text.trim();
+        let digits = trimmed
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(trimmed.len());
+        let (number, unit) = trimmed.split_at(digits);
+        let shift = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 0,
+            "k" | "kib" => 10,
+            "m" | "mib" => 20,
+            "g" | "gib" => 30,
+            "t" | "tib" => 40,
+            _ => return Err(not_a_size()),
+        };
+        if number.is_empty() {
+            return Err(not_a_size());
+        }
+        // Digits too many for a `usize` are too large a size too.
+        match number
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_mul(1 << shift))
+        {
+            Some(bytes) if bytes < min => Err(format!(
+                "`{text}` is less than {}, the least accepted",
+                crate::input::shown_size(min as u64)
+            )),
+            Some(bytes) if bytes <= max => Ok(bytes),
+            _ => Err(format!(
+                "`{text}` is more than {}, the most accepted",
+                crate::input::shown_size(max as u64)
+            )),
+        }
+    }
+}
+
 /// Builds the chosen engine for a description, or reports why it cannot be built (the
 /// diagnostics that leave the description without an agreed meaning, then a line naming
 /// `command`) and returns the exit status to end with. When the fast engine cannot compile
@@ -180,4 +223,36 @@ pub fn refused(
         input.name
     ));
     crate::INPUT_ERRORS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_size;
+
+    #[test]
+    fn sizes_are_read_in_bytes_or_binary_units() {
+        let size = byte_size(1, u32::MAX as usize);
+        assert_eq!(size("1000"), Ok(1000));
+        assert_eq!(size("64KiB"), Ok(64 << 10));
+        assert_eq!(size(" 16 mib "), Ok(16 << 20));
+        assert_eq!(size("16M"), Ok(16 << 20));
+        assert_eq!(size("2G"), Ok(2 << 30));
+        assert_eq!(size("4294967295"), Ok(u32::MAX as usize));
+        assert!(size("0").unwrap_err().contains("less than 1 byte"));
+        assert!(size("4GiB").unwrap_err().contains("the most accepted"));
+        for huge in ["99999999999999999999", "18446744073709551615G", "4097M"] {
+            assert!(
+                size(huge).unwrap_err().contains("the most accepted"),
+                "{huge}"
+            );
+        }
+        for bad in ["", "MiB", "-1", "1.5MiB", "16 MB", "1e6", "0x10"] {
+            assert!(size(bad).unwrap_err().contains("not a size"), "{bad}");
+        }
+        assert!(
+            byte_size(64 << 20, usize::MAX)("1MiB")
+                .unwrap_err()
+                .contains("less than 64 MiB")
+        );
+    }
 }
