@@ -47,6 +47,7 @@ fn player(runtime: &Runtime, kind: StrategyKind) -> String {
         factory: kind.factory(1),
         margin: Duration::from_millis(100),
         log: false,
+        limits: ggp_play::PlayerLimits::default(),
     };
     runtime.spawn(serve(listener, config, std::future::pending()));
     format!("http://{addr}")

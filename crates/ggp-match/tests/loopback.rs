@@ -67,6 +67,11 @@ fn temp_db(name: &str) -> PathBuf {
 
 /// Starts a `ggp_play` player on a free port.
 async fn real_player(kind: StrategyKind) -> String {
+    real_player_with(kind, ggp_play::PlayerLimits::default()).await
+}
+
+/// Starts a `ggp_play` player with the given limits on a free port.
+async fn real_player_with(kind: StrategyKind, limits: ggp_play::PlayerLimits) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let config = PlayerConfig {
@@ -74,6 +79,7 @@ async fn real_player(kind: StrategyKind) -> String {
         factory: kind.factory(3),
         margin: Duration::from_millis(200),
         log: false,
+        limits,
     };
     tokio::spawn(serve(listener, config, std::future::pending()));
     format!("http://{addr}")
@@ -481,8 +487,14 @@ async fn every_step_is_recorded_before_the_next_play() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_concurrent_matches_all_complete() {
     let store = Store::open(&temp_db("hundred.sqlite")).unwrap();
-    let x = real_player(StrategyKind::Random).await;
-    let o = real_player(StrategyKind::Legal).await;
+    // All hundred come from this one address, and may all be under way at once: more than a
+    // player plays for one address by default (64), so these players allow them.
+    let limits = || ggp_play::PlayerLimits {
+        max_sessions_per_address: 100,
+        ..ggp_play::PlayerLimits::default()
+    };
+    let x = real_player_with(StrategyKind::Random, limits()).await;
+    let o = real_player_with(StrategyKind::Legal, limits()).await;
     let matches: Vec<_> = (0..100)
         .map(|k| {
             let mut cfg = config(&format!("hundred.{k}"), TICTACTOE);

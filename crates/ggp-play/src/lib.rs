@@ -18,7 +18,10 @@ mod strategy;
 
 pub use mcts::{HyperPlayStrategy, MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;
-pub use server::{PlayerConfig, serve};
+pub use server::{
+    DEFAULT_IDLE_MARGIN, DEFAULT_MAX_REQUEST, DEFAULT_SESSION_MEMORY, DEFAULT_SESSIONS_PER_ADDRESS,
+    PlayerConfig, PlayerLimits, serve,
+};
 pub use strategy::{
     Game, LegalStrategy, MAX_STATES, Machine, MoveReport, NeedsState, PlayerStats, RandomStrategy,
     SampleStrategy, State, Strategy, StrategyFactory, StrategyKind, load,

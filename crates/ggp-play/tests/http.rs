@@ -75,6 +75,7 @@ fn config(name: &str) -> PlayerConfig {
         factory: StrategyKind::Legal.factory(1),
         margin: Duration::from_millis(500),
         log: false,
+        limits: ggp_play::PlayerLimits::default(),
     }
 }
 
@@ -173,6 +174,7 @@ fn info_is_answered_while_the_player_thinks() {
         factory: Arc::new(|| Box::new(Slow) as Box<dyn Strategy>),
         margin: Duration::from_millis(100),
         log: false,
+        limits: ggp_play::PlayerLimits::default(),
     });
     let addr = player.addr;
     let start = format!("(START m x ({TICTACTOE}) 10 5)");
@@ -268,5 +270,120 @@ fn any_request_gets_an_answer_and_the_player_goes_on() {
     assert_eq!(
         post(addr, "(INFO)"),
         (200, "((name fuzzed) (status available))".into())
+    );
+}
+
+#[test]
+fn a_second_play_while_a_move_is_chosen_is_refused_not_queued() {
+    let player = start_player(PlayerConfig {
+        name: "slow".into(),
+        factory: Arc::new(|| Box::new(Slow) as Box<dyn Strategy>),
+        margin: Duration::from_millis(100),
+        log: false,
+        limits: ggp_play::PlayerLimits::default(),
+    });
+    let addr = player.addr;
+    assert_eq!(
+        post(addr, &format!("(START m x ({TICTACTOE}) 10 5)")).0,
+        200
+    );
+    let thinking = std::thread::spawn(move || post(addr, "(PLAY m NIL)"));
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    for _ in 0..20 {
+        let (status, body) = post(addr, "(PLAY m NIL)");
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(
+            body,
+            "match m: a move is being chosen already, for an earlier PLAY"
+        );
+    }
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(thinking.join().unwrap(), (200, "(play 1 1)".into()));
+    // Once answered, the next PLAY is taken.
+    assert_eq!(post(addr, "(PLAY m ((play 1 1) wait))").0, 200);
+}
+
+fn limited(change: impl FnOnce(&mut ggp_play::PlayerLimits)) -> PlayerConfig {
+    let mut limits = ggp_play::PlayerLimits::with_memory(256 << 20);
+    change(&mut limits);
+    PlayerConfig {
+        limits,
+        ..config("limited")
+    }
+}
+
+#[test]
+fn a_session_whose_manager_vanished_is_dropped() {
+    // No margin beyond the clocks: a match of clocks 0 is forgotten within the second.
+    let player = start_player(limited(|l| l.idle_margin = Duration::from_millis(500)));
+    let addr = player.addr;
+    assert_eq!(
+        post(addr, &format!("(START gone x ({TICTACTOE}) 0 0)")).0,
+        200
+    );
+    let (status, body) = post(addr, "(PLAY gone NIL)");
+    assert_eq!((status, body.as_str()), (200, "(play 1 1)"));
+    std::thread::sleep(Duration::from_millis(2500));
+    // The match it forgot is unknown now: a PLAY for it is answered `BUSY`.
+    assert_eq!(post(addr, "(PLAY gone NIL)"), (200, "BUSY".into()));
+    // One whose manager keeps talking stays.
+    assert_eq!(
+        post(addr, &format!("(START kept x ({TICTACTOE}) 0 1)")).0,
+        200
+    );
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(post(addr, "(PLAY kept NIL)").0, 200);
+    }
+}
+
+#[test]
+fn starts_are_refused_for_their_clocks_first_then_for_room() {
+    // Room for one session (its first share of 16 MiB of 24 MiB), two per address.
+    let player = start_player(limited(|l| {
+        l.memory = ggp_memory::Pool::new(24 << 20);
+        l.session_memory = 24 << 20;
+        l.max_sessions_per_address = 2;
+    }));
+    let addr = player.addr;
+    assert_eq!(
+        post(addr, &format!("(START a x ({TICTACTOE}) 10 5)")).0,
+        200
+    );
+    // The clocks are read before the memory is looked at.
+    let (status, body) = post(addr, &format!("(START b x ({TICTACTOE}) 86401 5)"));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("longer than a day"), "{body}");
+    let (status, head, body) = send(
+        addr,
+        "POST",
+        "/",
+        &format!("(START b x ({TICTACTOE}) 10 5)"),
+    );
+    assert_eq!(status, 503, "{body}");
+    assert!(head.contains("retry-after: 5"), "{head}");
+    assert!(
+        body.starts_with("cannot start match b: the player's memory is taken"),
+        "{body}"
+    );
+    // Another share: a second session of this address, then no third.
+    let player = start_player(limited(|l| l.max_sessions_per_address = 2));
+    let addr = player.addr;
+    for id in ["a", "b"] {
+        assert_eq!(
+            post(addr, &format!("(START {id} x ({TICTACTOE}) 10 5)")).0,
+            200
+        );
+    }
+    let (status, body) = post(addr, &format!("(START c x ({TICTACTOE}) 10 5)"));
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        body,
+        "cannot start match c: this address plays 2 matches with the player already, the most it may"
     );
 }

@@ -168,13 +168,18 @@ impl MctsStrategy {
             w.set_root(m, &state)?;
             Ok(w.search(m, stop))
         };
+        // The workers' trees are charged where the caller's memory is (a match's, a session's).
+        let account = ggp_memory::current();
         let (mine, others) = std::thread::scope(|scope| {
             let handles: Vec<_> = rest
                 .iter_mut()
                 .map(|w| {
                     let searcher = &mut w.searcher;
                     let machine = w.machine.as_mut().expect("a worker's own machine");
-                    scope.spawn(|| search(searcher, machine))
+                    let account = account.clone();
+                    scope.spawn(move || {
+                        ggp_memory::run_in(account.as_ref(), || search(searcher, machine))
+                    })
                 })
                 .collect();
             let mine = search(&mut first[0].searcher, &mut game.machine);

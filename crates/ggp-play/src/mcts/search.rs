@@ -252,6 +252,10 @@ impl Searcher {
                 || self.tree.edges.len() + leaves * self.tree.largest > moves_budget
             {
                 self.prune(budget / 2, moves_budget / 2);
+            } else if self.tree.len() > MIN_PRUNED && memory_tight() {
+                // The memory the search is charged to (a match's, a session's) is three
+                // quarters used: the tree gives up its least visited half.
+                self.prune(self.tree.len() / 2, self.tree.edges.len() / 2);
             }
             if !self.batch(machine, leaves, per_leaf, stop, &mut effort) {
                 break;
@@ -677,4 +681,12 @@ fn outcome(machine: &mut Machine, state: &State) -> gdl_reason::machine::Result<
         ));
     }
     Ok(Outcome::Moves(moves))
+}
+
+/// A tree smaller than this is not pruned for memory (what fills the budget is not the tree).
+const MIN_PRUNED: usize = 1024;
+
+/// Whether the memory account the search is charged to is more than three quarters used.
+fn memory_tight() -> bool {
+    ggp_memory::current_usage().is_some_and(|(used, limit)| used > limit / 4 * 3)
 }

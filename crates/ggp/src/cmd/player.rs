@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use clap::ValueEnum;
-use ggp_play::{MctsConfig, PlayerConfig, StrategyKind, serve};
+use ggp_memory::Mib;
+use ggp_play::{MctsConfig, PlayerConfig, PlayerLimits, StrategyKind, serve};
 
 use crate::cmd::milliseconds;
 use crate::out::errln;
@@ -31,8 +32,10 @@ pub struct Args {
     /// The port to listen on.
     #[arg(long, default_value_t = 9147)]
     port: u16,
-    /// The address to listen on (`0.0.0.0` for every interface).
-    #[arg(long, default_value = "0.0.0.0")]
+    /// The address to listen on: this machine only by default; `0.0.0.0` for every interface,
+    /// as a player in a tournament whose manager runs elsewhere needs (the player has no
+    /// authentication: anyone who reaches it can start matches on it, within its limits).
+    #[arg(long, default_value = "127.0.0.1")]
     host: String,
     /// How the player chooses its moves.
     #[arg(long, value_enum, default_value = "random")]
@@ -59,6 +62,29 @@ pub struct Args {
     /// answer, and how long it took).
     #[arg(long)]
     quiet: bool,
+    /// The memory of one match (its rules, its engine, its search); the matches played at once
+    /// share three quarters of `--max-memory`, and a START that finds no room is answered 503
+    /// (default: 1 GiB, at most half of that share).
+    #[arg(long, value_name = "SIZE", value_parser = super::byte_size(16 << 20, usize::MAX))]
+    session_memory: Option<usize>,
+    /// The largest request read (a START carries the rules): a size in bytes or with a unit.
+    #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = super::byte_size(64 << 10, 1 << 30))]
+    max_request: usize,
+    /// Connections open at once; past it, the connection idle the longest is closed (default:
+    /// from the limit of open files, 896 under the common 1,024).
+    #[arg(long, value_name = "N", value_parser = super::count_up_to(1 << 20))]
+    max_connections: Option<usize>,
+    /// Connections open at once from one client address (an IPv6 address's /64); past it, that
+    /// address's idlest connection is closed for its newcomer (default: a quarter of
+    /// `--max-connections`, at least 16).
+    #[arg(long, value_name = "N", value_parser = super::count_up_to(1 << 20))]
+    max_per_address: Option<usize>,
+    /// Matches played at once for one client address (an IPv6 address's /64); a START beyond
+    /// it is answered 503. A manager that runs many matches against this player at once (a
+    /// tournament's rounds on a large machine) needs it raised.
+    #[arg(long, value_name = "N", default_value_t = ggp_play::DEFAULT_SESSIONS_PER_ADDRESS,
+          value_parser = super::count_up_to(1 << 20))]
+    max_matches_per_address: usize,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -79,11 +105,33 @@ pub fn run(args: Args) -> u8 {
             format!("{:?}", args.strategy).to_ascii_lowercase()
         )
     });
+    let mut limits = PlayerLimits::default();
+    if let Some(bytes) = args.session_memory {
+        if bytes > limits.memory.capacity() {
+            errln!(
+                "ggp player: --session-memory {} is more than the {} the sessions share (three quarters of --max-memory)",
+                Mib(bytes),
+                Mib(limits.memory.capacity())
+            );
+            return USAGE_OR_IO;
+        }
+        limits.session_memory = bytes;
+    }
+    limits.max_request = args.max_request;
+    if let Some(n) = args.max_connections {
+        limits.http.max_connections = n;
+        limits.http.max_per_address = ggp_http::default_per_address(n);
+    }
+    if let Some(n) = args.max_per_address {
+        limits.http.max_per_address = n;
+    }
+    limits.max_sessions_per_address = args.max_matches_per_address;
     let config = PlayerConfig {
         name: name.clone(),
         factory: kind.factory(args.seed),
         margin: Duration::from_millis(args.margin_ms),
         log: !args.quiet,
+        limits,
     };
     let runtime = match super::runtime() {
         Ok(runtime) => runtime,
@@ -93,7 +141,7 @@ pub fn run(args: Args) -> u8 {
         }
     };
     let address = format!("{}:{}", args.host, args.port);
-    runtime.block_on(async {
+    let status = runtime.block_on(async {
         let listener = match tokio::net::TcpListener::bind(&address).await {
             Ok(listener) => listener,
             Err(e) => {
@@ -115,5 +163,9 @@ pub fn run(args: Args) -> u8 {
                 USAGE_OR_IO
             }
         }
-    })
+    });
+    // Moves still being chosen (up to a play clock) are not waited for: the matches are the
+    // managers' to end.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    status
 }
