@@ -34,6 +34,7 @@ fn config() -> MatchConfig {
         grace: Duration::from_secs(1),
         seed: k,
         max_steps: ggp_match::DEFAULT_MAX_STEPS,
+        memory: None,
     }
 }
 

@@ -135,6 +135,10 @@ pub struct MatchConfig {
     /// The longest match, in joint moves: a game still running after this many is aborted
     /// ([`MatchError::TooLong`]), so that a game that never ends does not run for ever.
     pub max_steps: usize,
+    /// The memory account of the match: the manager's reasoning and the built-in players'
+    /// (reading the rules, every move) are charged to it, and their engines stop with an
+    /// error naming it when it is used up. `None`: the process's budget only.
+    pub memory: Option<ggp_memory::Account>,
 }
 
 /// The number of joint moves after which `ggp match` aborts a game that has not ended.
@@ -512,8 +516,27 @@ impl Referee {
     }
 }
 
-/// Runs `work` on the value in `slot` on a blocking thread, and puts the value back.
+/// Runs the match's blocking `work` (reasoning, a built-in player) on a blocking thread, its
+/// allocations charged to the match's memory account.
+fn spawn_charged<T: Send + 'static>(
+    memory: &Option<ggp_memory::Account>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> tokio::task::JoinHandle<T> {
+    let memory = memory.clone();
+    tokio::task::spawn_blocking(move || {
+        let done = ggp_memory::run_in(memory.as_ref(), work);
+        // What the work needed beyond what the match keeps goes back to the server.
+        if let Some(m) = &memory {
+            m.trim();
+        }
+        done
+    })
+}
+
+/// Runs `work` on the value in `slot` on a blocking thread (charged to `memory`), and puts
+/// the value back.
 async fn on_blocking_thread<S, T>(
+    memory: &Option<ggp_memory::Account>,
     slot: &mut Option<Box<S>>,
     work: impl FnOnce(&mut S) -> T + Send + 'static,
 ) -> Result<T, String>
@@ -522,7 +545,7 @@ where
     T: Send + 'static,
 {
     let mut value = slot.take().expect("the value is in its slot");
-    let (value, out) = tokio::task::spawn_blocking(move || {
+    let (value, out) = spawn_charged(memory, move || {
         let out = work(&mut value);
         (value, out)
     })
@@ -626,7 +649,7 @@ where
     })?;
     let rules = sent_rules.clone();
     let mut referee = Some(Box::new(
-        tokio::task::spawn_blocking(move || Referee::load(&rules, rng))
+        spawn_charged(&config.memory, move || Referee::load(&rules, rng))
             .await
             .map_err(|e| MatchError::Game(format!("the manager's reasoner failed: {e}")))?
             .map_err(MatchError::Rules)?,
@@ -789,7 +812,7 @@ where
             Seat::Local(slot) => {
                 let mut local = slot.take().expect("a built-in player is in its seat");
                 let last = told(gdl2, k, &rec.moves, &last_percepts);
-                stops.push(tokio::task::spawn_blocking(move || {
+                stops.push(spawn_charged(&config.memory, move || {
                     let (strategy, game) = &mut *local;
                     observe(game, last.as_deref()).map_err(HttpError::Protocol)?;
                     strategy.stop(game);
@@ -891,7 +914,7 @@ where
                 let start_clock = config.start_clock;
                 starting.push((
                     k,
-                    Ok(tokio::task::spawn_blocking(move || {
+                    Ok(spawn_charged(&config.memory, move || {
                         let mut game = Game::new(load(&rules)?, k)?;
                         let mut strategy = factory();
                         strategy.start(&mut game, deadline_after(Instant::now(), start_clock));
@@ -980,7 +1003,7 @@ where
                     let mut local = slot.take().expect("a built-in player is in its seat");
                     let last = told(gdl2, k, &rec.moves, &last_percepts);
                     let play_clock = config.play_clock;
-                    pending.push(Pending::Local(tokio::task::spawn_blocking(move || {
+                    pending.push(Pending::Local(spawn_charged(&config.memory, move || {
                         let (strategy, game) = &mut *local;
                         let chosen = think(&mut **strategy, game, last.as_deref(), play_clock)
                             .map_err(|detail| StepError {
@@ -1055,10 +1078,11 @@ where
         }
         let waited = asked.elapsed();
         timing.waiting += waited;
-        let advanced = on_blocking_thread(referee, move |r| r.advance(replies, step))
-            .await
-            .map_err(MatchError::Game)?
-            .map_err(MatchError::Game)?;
+        let advanced =
+            on_blocking_thread(&config.memory, referee, move |r| r.advance(replies, step))
+                .await
+                .map_err(MatchError::Game)?
+                .map_err(MatchError::Game)?;
         let mut error_row = vec![String::new(); roles.len()];
         for e in &advanced.errors {
             error_row[e.player] = e.text();

@@ -27,6 +27,7 @@ fn config(id: &str, rules: &str) -> MatchConfig {
         grace: Duration::from_millis(300),
         seed: 7,
         max_steps: ggp_match::DEFAULT_MAX_STEPS,
+        memory: None,
     }
 }
 
@@ -588,6 +589,7 @@ async fn the_appendix_b_exchange() {
         grace: Duration::from_secs(1),
         seed: 1,
         max_steps: ggp_match::DEFAULT_MAX_STEPS,
+        memory: None,
     };
     let record = play(cfg, vec![PlayerSpec::Url(url)]).await;
     no_errors(&record);

@@ -21,6 +21,7 @@ fn config(id: &str, play_clock: Duration) -> MatchConfig {
         grace: Duration::from_millis(200),
         seed: 11,
         max_steps: ggp_match::DEFAULT_MAX_STEPS,
+        memory: None,
     }
 }
 

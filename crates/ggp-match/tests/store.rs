@@ -32,6 +32,7 @@ fn config(id: &str) -> MatchConfig {
         grace: Duration::from_secs(1),
         seed: 3,
         max_steps: ggp_match::DEFAULT_MAX_STEPS,
+        memory: None,
     }
 }
 

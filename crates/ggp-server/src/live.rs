@@ -766,6 +766,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         grace: gm.config.grace,
         seed,
         max_steps: gm.config.max_steps,
+        memory: None,
     };
     let (stop, stopped) = oneshot::channel();
     let live = Arc::new(Live {

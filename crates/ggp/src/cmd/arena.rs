@@ -255,6 +255,7 @@ pub fn run(args: Args) -> u8 {
             grace: Duration::from_millis(args.grace_ms),
             seed: args.seed.wrapping_add(k as u64),
             max_steps: args.max_steps,
+            memory: None,
         };
         let match_id = config.match_id.clone();
         let specs: Vec<PlayerSpec> = seats.iter().map(|&p| players[p].clone()).collect();

@@ -167,6 +167,7 @@ pub fn run(args: Args) -> u8 {
         grace: Duration::from_millis(args.grace_ms),
         seed: args.seed,
         max_steps: args.max_steps,
+        memory: None,
     };
     let store = match open_store(args.db.as_ref(), args.no_db) {
         Ok(store) => store,
