@@ -186,6 +186,10 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE served_matches ADD COLUMN server_ref INTEGER REFERENCES servers (id);
     ALTER TABLE served_matches ADD COLUMN scheduled_ref INTEGER REFERENCES scheduled (id);
     CREATE INDEX served_by_scheduled ON served_matches (scheduled_ref);",
+    // 6: the memory a game version's trial took (bytes at the peak of building its engine
+    // and playing a few random games), from which a match's share of the server's budget is
+    // reserved; versions analysed before it have none and are analysed again.
+    "ALTER TABLE game_versions ADD COLUMN memory INTEGER;",
 ];
 
 /// The schema version this build writes.

@@ -426,7 +426,13 @@ pub async fn record_or_starting(
     match record(gm, id).await {
         Err(Error::NotFound(m)) => match live::get(gm, id) {
             Some(l) if !l.ended() => Ok((l.provisional_record(), "live")),
-            _ => Err(Error::NotFound(m)),
+            _ => match gm.db.served(id).await?.and_then(|s| s.failure) {
+                // Created, but it could not start (the rules failed, say): nothing recorded.
+                Some(failure) => Err(Error::Conflict(format!(
+                    "the match `{id}` could not start: {failure}"
+                ))),
+                None => Err(Error::NotFound(m)),
+            },
         },
         found => found,
     }

@@ -55,6 +55,10 @@ pub struct Version {
     pub created: i64,
     /// `fast`, `reference: <why>`, `unplayable: <why>`, or `None` until analysed.
     pub engine: Option<String>,
+    /// The bytes its trial took at the peak (building the engine, a few random games), or
+    /// `None` until analysed: what a match's share of the memory is reckoned from.
+    #[serde(skip)]
+    pub memory: Option<i64>,
     #[serde(skip)]
     pub rules: Option<String>,
     #[serde(skip)]
@@ -175,7 +179,7 @@ pub struct NewSeat {
 }
 
 const VERSION_COLUMNS: &str =
-    "v.id, g.key, v.version, v.roles, v.hash, v.warnings, v.source, v.created, v.engine";
+    "v.id, g.key, v.version, v.roles, v.hash, v.warnings, v.source, v.created, v.engine, v.memory";
 
 fn version_row(row: &Row) -> sql::Result<Version> {
     Ok(Version {
@@ -188,6 +192,7 @@ fn version_row(row: &Row) -> sql::Result<Version> {
         source: row.get(6)?,
         created: row.get(7)?,
         engine: row.get(8)?,
+        memory: row.get(9)?,
         rules: None,
         fluents: None,
     })
@@ -303,8 +308,8 @@ impl Db {
                     Ok(GameSummary {
                         latest: version_row(row)?,
                         key: row.get(1)?,
-                        versions: row.get(9)?,
-                        matches: row.get(10)?,
+                        versions: row.get(10)?,
+                        matches: row.get(11)?,
                     })
                 })
                 .map_err(sql)?;
@@ -329,8 +334,8 @@ impl Db {
                     params![key, version],
                     |row| {
                         let mut v = version_row(row)?;
-                        v.rules = Some(row.get(9)?);
-                        v.fluents = row.get::<_, Option<String>>(10)?.map(|f| from_json(&f));
+                        v.rules = Some(row.get(10)?);
+                        v.fluents = row.get::<_, Option<String>>(11)?.map(|f| from_json(&f));
                         Ok(v)
                     },
                 )
@@ -368,7 +373,9 @@ impl Db {
         self.read(|db| {
             let mut st = db
                 .connection()
-                .prepare("SELECT id, rules FROM game_versions WHERE engine IS NULL ORDER BY id")
+                .prepare(
+                    "SELECT id, rules FROM game_versions WHERE engine IS NULL OR memory IS NULL ORDER BY id",
+                )
                 .map_err(sql)?;
             let rows = st
                 .query_map((), |row| Ok((row.get(0)?, row.get(1)?)))
@@ -451,13 +458,18 @@ impl Db {
     pub async fn set_analysis(
         &self,
         id: i64,
-        engine: String,
-        fluents: Vec<String>,
+        analysis: crate::games::Analysis,
     ) -> Result<(), Error> {
+        let crate::games::Analysis {
+            engine,
+            fluents,
+            memory,
+        } = analysis;
+        let memory = i64::try_from(memory).unwrap_or(i64::MAX);
         self.write(move |conn| {
             conn.execute(
-                "UPDATE game_versions SET engine = ?1, fluents = ?2 WHERE id = ?3",
-                params![engine, json(&fluents), id],
+                "UPDATE game_versions SET engine = ?1, fluents = ?2, memory = ?3 WHERE id = ?4",
+                params![engine, json(&fluents), memory, id],
             )
             .map(drop)
         })

@@ -29,8 +29,22 @@ pub enum Error {
     },
     /// 500: the server's own failure (the database, say).
     Internal(String),
-    /// 503: the server is stopping.
+    /// 503: the server is stopping, or has not the room for this now (its limit of matches,
+    /// its memory); answered with `Retry-After`.
     Unavailable(String),
+}
+
+/// Seconds a client told 503 is asked to wait before it tries again.
+pub const RETRY_AFTER_SECS: &str = "5";
+
+/// Adds `Retry-After` to a 503.
+pub fn retry_later(response: &mut Response) {
+    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from_static(RETRY_AFTER_SECS),
+        );
+    }
 }
 
 impl Error {
@@ -94,6 +108,7 @@ impl IntoResponse for ApiError {
             e => json!({"error": e.message()}),
         };
         let mut response = (status, axum::Json(body)).into_response();
+        retry_later(&mut response);
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

@@ -237,10 +237,10 @@ pub async fn import(db: &Db, dir: &Path) -> Result<Imported, String> {
     let files = kif_files(dir)?;
     let mut report = Imported::default();
     for path in files {
-        let bytes = match std::fs::read(&path) {
+        let bytes = match read_rules_file(&path) {
             Ok(b) => b,
             Err(e) => {
-                report.refused.push((path, format!("cannot read it: {e}")));
+                report.refused.push((path, e));
                 continue;
             }
         };
@@ -255,74 +255,178 @@ pub async fn import(db: &Db, dir: &Path) -> Result<Imported, String> {
     Ok(report)
 }
 
+/// A game file's bytes, read up to [`MAX_RULES`] and no further (a file that is larger, or
+/// grows while read, is refused: uploads are held to the same limit).
+fn read_rules_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RULES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() > MAX_RULES {
+        return Err(format!(
+            "it is larger than {MAX_RULES} bytes (1 MiB), the largest rules accepted"
+        ));
+    }
+    Ok(bytes)
+}
+
 /// The most fluents kept per version for drawing boards.
 const MAX_FLUENTS: usize = 20_000;
 
 /// How long the analysis of one version may play random games to see its fluents.
 const SAMPLE_TIME: Duration = Duration::from_secs(2);
 
-/// Which engine plays the rules (`fast`, `reference: <why>`, `unplayable: <why>`) and the
-/// fluents that can hold: the `base` facts, or those seen in random games within
-/// [`SAMPLE_TIME`].
-pub fn analyse(rules: &str) -> (String, Vec<String>) {
+/// What the trial of a version found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Analysis {
+    /// Which engine plays the rules: `fast`, `reference: <why>`, `unplayable: <why>`.
+    pub engine: String,
+    /// The fluents that can hold, for drawing boards.
+    pub fluents: Vec<String>,
+    /// Bytes at the trial's peak (0 when it was charged to no account).
+    pub memory: usize,
+}
+
+/// How long one question of the trial may run past [`SAMPLE_TIME`] (the join tier and the
+/// reference engine stop a question at its deadline).
+const QUESTION_GRACE: Duration = Duration::from_secs(5);
+
+/// The trial of a version, charged to `memory` (a match's budget): see [`analyse`]. `None`
+/// when it found the game unplayable while the process as a whole was short of memory (a
+/// refusal that was not the trial's own): that verdict is not the game's, so nothing is kept
+/// and the trial is to be run again later.
+pub fn analyse_within(rules: &str, memory: &ggp_memory::Account) -> Option<Analysis> {
+    let (process, own) = (ggp_memory::refusals(), memory.refused());
+    let analysis = memory.run(|| analyse(rules));
+    let refused = (ggp_memory::refusals() - process, memory.refused() - own);
+    verdict_stands(&analysis, refused).then_some(analysis)
+}
+
+/// Whether a trial's verdict is the game's: it is, unless the game was found unplayable while
+/// memory checks refused more than the trial's own account did (`(in the process, the
+/// trial's own)` refusals during it): the process as a whole was short.
+fn verdict_stands(analysis: &Analysis, (process, own): (u64, u64)) -> bool {
+    !analysis.engine.starts_with("unplayable") || process <= own
+}
+
+/// The trial of a version: builds its engine and plays random games with it for
+/// [`SAMPLE_TIME`], asking every question a match asks (legal moves, next states, terminal,
+/// goals). Finds which engine plays the rules (`fast`, `reference: <why>`, `unplayable:
+/// <why>`), the fluents that can hold (the `base` facts, or those seen in the games), and, on
+/// a thread charging a memory account, the memory it took. A game whose questions need more
+/// than the account's budget is unplayable: every match of it would fail.
+pub fn analyse(rules: &str) -> Analysis {
+    let account = ggp_memory::current();
+    let peak = || account.as_ref().map_or(0, ggp_memory::Account::peak);
+    let unplayable = |why: String| Analysis {
+        engine: format!("unplayable: {why}"),
+        fluents: Vec::new(),
+        memory: peak(),
+    };
     let mut machine = match ggp_play::load(rules) {
         Ok(m) => m,
-        Err(e) => return (format!("unplayable: {e}"), Vec::new()),
+        Err(e) => return unplayable(e),
     };
+    // Refusals while building choose the engine; those of the questions make it unplayable.
+    let refused = || account.as_ref().map_or(0, ggp_memory::Account::refused);
+    let building = refused();
     let engine = match machine.fallback() {
         None => "fast".to_string(),
         Some(why) => format!("reference: {why}"),
+    };
+    let deadline = Instant::now() + SAMPLE_TIME;
+    let until = deadline + QUESTION_GRACE;
+    machine.set_until(Some(until));
+    let too_much_memory = || {
+        let limit = account.as_ref().map_or(0, ggp_memory::Account::limit);
+        unplayable(format!(
+            "it needs more than {} of memory, the budget of a match (--match-memory)",
+            ggp_memory::Mib(limit)
+        ))
     };
     let mut seen = BTreeSet::new();
     let spelled = |m: &ggp_play::Machine, t| m.terms().spelled(m.symbols(), t);
     let initial = match machine.initial_state() {
         Ok(s) => s,
-        Err(e) => return (format!("unplayable: {e}"), Vec::new()),
+        Err(_) if refused() > building => return too_much_memory(),
+        Err(e) => return unplayable(e.to_string()),
     };
+    // The first state's questions, as the manager asks them: when they fail within their
+    // budgets (before the trial's deadline, so not for time), every match fails at its first
+    // step.
+    let first = machine.is_terminal(&initial).and_then(|over| match over {
+        true => machine.goals(&initial).map(drop),
+        false => machine.all_legal_moves(&initial).map(drop),
+    });
+    if let Err(e) = first {
+        if refused() > building {
+            return too_much_memory();
+        }
+        if Instant::now() < until {
+            return unplayable(format!("in the first state: {e}"));
+        }
+    }
     for f in machine.fluents(&initial) {
         seen.insert(spelled(&machine, f));
     }
-    match machine.base_fluents() {
+    let base = match machine.base_fluents() {
         Ok(Some(base)) => {
             for f in base.into_iter().take(MAX_FLUENTS) {
                 seen.insert(spelled(&machine, f));
             }
+            true
         }
-        _ => {
-            let deadline = Instant::now() + SAMPLE_TIME;
-            let mut rng = SmallRng::seed_from_u64(1);
-            'games: for _ in 0..64 {
-                let mut state = initial.clone();
-                for _ in 0..500 {
-                    if Instant::now() > deadline || seen.len() >= MAX_FLUENTS {
-                        break 'games;
-                    }
-                    match machine.is_terminal(&state) {
-                        Ok(false) => {}
-                        _ => break,
-                    }
-                    let Ok(joint) = machine.random_joint_move(&state, &mut rng) else {
-                        break;
-                    };
-                    let Ok(next) = machine.next_state(&state, &joint) else {
-                        break;
-                    };
-                    state = next;
-                    for f in machine.fluents(&state) {
-                        seen.insert(spelled(&machine, f));
-                    }
+        _ => false,
+    };
+    let mut rng = SmallRng::seed_from_u64(1);
+    'games: for _ in 0..64 {
+        let mut state = initial.clone();
+        for _ in 0..500 {
+            if Instant::now() > deadline || seen.len() >= MAX_FLUENTS {
+                break 'games;
+            }
+            match machine.is_terminal(&state) {
+                Ok(false) => {}
+                Ok(true) => {
+                    let _ = machine.goals(&state);
+                    break;
+                }
+                Err(_) => break,
+            }
+            let Ok(joint) = machine.random_joint_move(&state, &mut rng) else {
+                break;
+            };
+            let Ok(next) = machine.next_state(&state, &joint) else {
+                break;
+            };
+            state = next;
+            if !base {
+                for f in machine.fluents(&state) {
+                    seen.insert(spelled(&machine, f));
                 }
             }
         }
     }
-    (engine, seen.into_iter().take(MAX_FLUENTS).collect())
+    machine.set_until(None);
+    if refused() > building {
+        return too_much_memory();
+    }
+    Analysis {
+        engine,
+        fluents: seen.into_iter().take(MAX_FLUENTS).collect(),
+        memory: peak(),
+    }
 }
 
 /// Analyses versions one at a time on a thread of its own, as their ids arrive (and those not
-/// analysed yet at start).
+/// analysed yet at start). Each trial has a match's budget, reserved from the matches' memory
+/// (waiting while the matches running hold it).
 pub fn start_analysis(
     db: Db,
     runtime: tokio::runtime::Handle,
+    admission: crate::limits::Admission,
 ) -> tokio::sync::mpsc::UnboundedSender<i64> {
     let (queue, mut ids) = tokio::sync::mpsc::unbounded_channel::<i64>();
     let first = queue.clone();
@@ -345,15 +449,27 @@ pub fn start_analysis(
                 let rules = runtime.block_on(db.read(move |d| {
                     d.connection()
                         .query_row(
-                            "SELECT rules FROM game_versions WHERE id = ?1 AND engine IS NULL",
+                            "SELECT rules FROM game_versions
+                             WHERE id = ?1 AND (engine IS NULL OR memory IS NULL)",
                             [id],
                             |r| r.get::<_, String>(0),
                         )
                         .map_err(|e| Error::NotFound(e.to_string()))
                 }));
                 let Ok(rules) = rules else { continue };
-                let (engine, fluents) = analyse(&rules);
-                let _ = runtime.block_on(db.set_analysis(id, engine, fluents));
+                // A trial cut short by the process's memory (not its own) is run again a
+                // little later, at most three times; after that the version stays unanalysed
+                // until the next start.
+                for attempt in 1..=3 {
+                    let memory = admission.trial_account(id);
+                    let analysis = analyse_within(&rules, &memory);
+                    drop(memory);
+                    if let Some(analysis) = analysis {
+                        let _ = runtime.block_on(db.set_analysis(id, analysis));
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_secs(5 * attempt));
+                }
             }
         })
         .expect("a thread can be started");
@@ -432,8 +548,25 @@ mod tests {
     }
 
     #[test]
+    fn an_unplayable_verdict_stands_only_when_the_trial_met_its_own_budget() {
+        let verdict = |engine: &str| Analysis {
+            engine: engine.into(),
+            fluents: Vec::new(),
+            memory: 0,
+        };
+        let unplayable = verdict("unplayable: it needs more than 64 MiB of memory");
+        assert!(verdict_stands(&unplayable, (0, 0)));
+        assert!(verdict_stands(&unplayable, (3, 3)), "its own budget");
+        assert!(!verdict_stands(&unplayable, (4, 3)), "the process's");
+        assert!(!verdict_stands(&unplayable, (1, 0)));
+        assert!(verdict_stands(&verdict("fast"), (5, 0)), "a playable game");
+    }
+
+    #[test]
     fn analysis_names_the_engine_and_the_fluents() {
-        let (engine, fluents) = analyse(include_str!("../../../games/tictactoe.kif"));
+        let Analysis {
+            engine, fluents, ..
+        } = analyse(include_str!("../../../games/tictactoe.kif"));
         assert_eq!(engine, "fast");
         assert!(fluents.iter().any(|f| f == "(square 2 2 x)"), "{fluents:?}");
     }

@@ -24,6 +24,7 @@ pub mod error;
 mod extract;
 pub mod games;
 pub mod highlight;
+pub mod limits;
 pub mod live;
 pub mod pages;
 pub mod players;
@@ -74,6 +75,8 @@ pub struct Config {
     pub dead_after: Duration,
     /// How often the schedule is looked at for other servers' changes.
     pub poll: Duration,
+    /// What users may make the server spend: matches at once, memory, connections, time.
+    pub limits: limits::Limits,
 }
 
 impl Config {
@@ -91,6 +94,7 @@ impl Config {
             heartbeat: DEFAULT_HEARTBEAT,
             dead_after: DEFAULT_DEAD_AFTER,
             poll: Duration::from_secs(1),
+            limits: limits::Limits::default(),
         }
     }
 }
@@ -152,6 +156,10 @@ pub struct Gamemaster {
     pub db: db::Db,
     pub auth: auth::Auth,
     pub live: live::LiveMap,
+    /// Who may start a match now (slots and memory).
+    pub admission: limits::Admission,
+    /// What the server loop did with connections.
+    pub connections: Arc<ggp_http::Counters>,
     pub stats: Stats,
     /// Woken when a match ends.
     pub ended: Notify,
@@ -190,6 +198,7 @@ impl Gamemaster {
     /// imports the game directories, and starts the analysis of games and the INFO rounds.
     /// Runs on a Tokio runtime.
     pub async fn start(config: Config) -> Result<(AppState, Startup), String> {
+        config.limits.check()?;
         let path = config.db.clone();
         let db = tokio::task::spawn_blocking(move || db::Db::open(&path))
             .await
@@ -211,12 +220,19 @@ impl Gamemaster {
             let imported = games::import(&db, dir).await;
             startup.imported.push((dir.clone(), imported));
         }
-        let analysis = games::start_analysis(db.clone(), tokio::runtime::Handle::current());
+        let admission = limits::Admission::new(config.limits);
+        let analysis = games::start_analysis(
+            db.clone(),
+            tokio::runtime::Handle::current(),
+            admission.clone(),
+        );
         let gm = Arc::new(Gamemaster {
             auth: auth::Auth::new(&config.admin_token),
             config,
             db,
             live: Mutex::new(Default::default()),
+            admission,
+            connections: Arc::default(),
             stats: Stats::default(),
             ended: Notify::new(),
             analysis,
@@ -301,9 +317,39 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api::router())
         .fallback(web::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            answer_in_time,
+        ))
         .layer(axum::middleware::from_fn(name_method_not_allowed))
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
+}
+
+/// Every answer begins within the time allowed (`Limits::request_timeout`; an event stream's
+/// begins at once, and its events are not timed): past it, a 408 saying so.
+async fn answer_in_time(
+    axum::extract::State(gm): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let allowed = gm.config.limits.request_timeout;
+    match tokio::time::timeout(allowed, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => (
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            axum::Json(serde_json::json!({
+                "error": format!(
+                    "the answer took longer than {}, the most this server takes (the request or its body came too slowly, or the server is overloaded)",
+                    match allowed.as_secs() {
+                        0 => format!("{} ms", allowed.as_millis()),
+                        s => format!("{s} s"),
+                    }
+                )
+            })),
+        )
+            .into_response(),
+    }
 }
 
 /// A request with a method the address does not take gets a body saying so (the router's
@@ -355,9 +401,15 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let app = router(state.clone());
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        let _ = stopped_rx.await;
-    });
+    let server = ggp_http::serve_counted(
+        listener,
+        app,
+        state.config.limits.http,
+        state.connections.clone(),
+        async move {
+            let _ = stopped_rx.await;
+        },
+    );
     let stopping = async move {
         shutdown.await;
         state
@@ -367,7 +419,7 @@ pub async fn serve(
         tokio::time::sleep(Duration::from_secs(3)).await;
     };
     tokio::select! {
-        served = server.into_future() => served,
+        served = server => served,
         () = stopping => Ok(()),
     }
 }

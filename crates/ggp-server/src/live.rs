@@ -742,6 +742,23 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             .map_err(|e| Error::Internal(format!("reading the rules failed: {e}")))?
     };
     let id = new_id(gm, &version.key).await?;
+    // Its slot and its memory, before anything is recorded: a match that finds no room is
+    // refused, with the limit it met.
+    let builtins: Vec<&StrategyKind> = specs
+        .iter()
+        .filter_map(|s| match s {
+            PlayerSpec::Builtin(kind) => Some(kind),
+            _ => None,
+        })
+        .collect();
+    let searchers = builtins
+        .iter()
+        .filter(|k| matches!(k, StrategyKind::Mcts(_)))
+        .count();
+    let need = gm
+        .admission
+        .need(version.memory, 1 + builtins.len(), searchers);
+    let admitted = gm.admission.admit(need)?;
     let id = gm
         .db
         .add_served(NewMatch {
@@ -766,7 +783,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         grace: gm.config.grace,
         seed,
         max_steps: gm.config.max_steps,
-        memory: None,
+        memory: Some(admitted.memory.clone()),
     };
     let (stop, stopped) = oneshot::channel();
     let live = Arc::new(Live {
@@ -811,17 +828,19 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             token,
         });
     }
-    tokio::spawn(run(gm.clone(), live, config, specs, stopped));
+    tokio::spawn(run(gm.clone(), live, config, specs, stopped, admitted));
     Ok(Created { id, seats: links })
 }
 
-/// Runs a match to its end, then takes it off the live list.
+/// Runs a match to its end, then takes it off the live list (and gives back its slot and its
+/// memory).
 async fn run(
     gm: Arc<Gamemaster>,
     live: Arc<Live>,
     config: MatchConfig,
     specs: Vec<PlayerSpec>,
     stopped: oneshot::Receiver<String>,
+    admitted: crate::limits::Admitted,
 ) {
     let mut writer = gm.db.store.writer();
     let save_live = live.clone();
@@ -874,6 +893,7 @@ async fn run(
     let completed = live.record().is_some_and(|r| r.is_completed);
     live.end(failure.clone());
     lock(&gm.live).remove(&id);
+    drop(admitted);
     if let Some(row) = live.scheduled {
         crate::tournament::match_ended(&gm, row, completed, failure).await;
     }

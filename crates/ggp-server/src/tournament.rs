@@ -1258,12 +1258,21 @@ pub async fn work(gm: Arc<Gamemaster>, only: Option<i64>) {
         if gm.stopping() {
             return;
         }
-        while gm.scheduled_running.load(Ordering::SeqCst) < capacity && !gm.stopping() {
+        // Claimed only while a match could start here (a slot, the least memory a match
+        // takes): otherwise the schedule keeps it for this server later, or another.
+        while gm.scheduled_running.load(Ordering::SeqCst) < capacity
+            && !gm.stopping()
+            && gm.admission.has_room(crate::limits::MIN_MATCH_MEMORY)
+        {
             let started = std::time::Instant::now();
             let claimed = claim(&gm.db, me, only).await;
             gm.stats.claimed(started.elapsed());
             match claimed {
-                Ok(Some(c)) => start(&gm, c).await,
+                Ok(Some(c)) => {
+                    if !start(&gm, c).await {
+                        break;
+                    }
+                }
                 Ok(None) => break,
                 Err(e) => {
                     log(&format!(
@@ -1282,8 +1291,10 @@ pub async fn work(gm: Arc<Gamemaster>, only: Option<i64>) {
     }
 }
 
-/// Starts a claimed match; a match that cannot start is recorded as failed with why.
-async fn start(gm: &Arc<Gamemaster>, c: Claim) {
+/// Starts a claimed match; a match that cannot start is recorded as failed with why, or, when
+/// the server has not the room for it now (its limit of matches, its memory), queued again.
+/// Whether to go on claiming.
+async fn start(gm: &Arc<Gamemaster>, c: Claim) -> bool {
     gm.scheduled_running.fetch_add(1, Ordering::SeqCst);
     let req = MatchRequest {
         game: c.key.clone(),
@@ -1296,10 +1307,11 @@ async fn start(gm: &Arc<Gamemaster>, c: Claim) {
         scheduled: Some(c.row),
     };
     match live::create(gm, req).await {
-        Ok(_) => {}
+        Ok(_) => true,
         Err(e) => {
             gm.scheduled_running.fetch_sub(1, Ordering::SeqCst);
-            let how = if gm.stopping() {
+            let no_room = matches!(e, crate::error::Error::Unavailable(_));
+            let how = if gm.stopping() || no_room {
                 Ended::Interrupted
             } else {
                 Ended::Failed(e.message().to_string())
@@ -1311,6 +1323,7 @@ async fn start(gm: &Arc<Gamemaster>, c: Claim) {
                     e2.message()
                 ));
             }
+            !no_room
         }
     }
 }

@@ -1463,3 +1463,37 @@ async fn finished_before_gone(backend: Backend) {
     assert_eq!(row["attempts"], 1, "{row}");
     assert_eq!(t["standings"][0]["played"], 1, "{t}");
 }
+
+/// A request whose body never ends is answered in the time allowed, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_never_ends_is_answered_in_time() {
+    let s = site_with(Backend::Sqlite, "slow", |mut c| {
+        c.limits.request_timeout = Duration::from_millis(300);
+        c
+    })
+    .await;
+    let first = futures_util::stream::once(async {
+        Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b"{\"key\": \"slow\", "))
+    });
+    let body = Body::from_stream(first.chain(futures_util::stream::pending()));
+    let started = std::time::Instant::now();
+    let a = s
+        .send(
+            Request::post("/api/games")
+                .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(body)
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::REQUEST_TIMEOUT, "{}", a.body);
+    assert!(
+        a.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the answer took longer than 300 ms, the most this server takes"),
+        "{}",
+        a.body
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

@@ -170,7 +170,10 @@ impl IntoResponse for PageError {
             }
             p { a href="/" { "Back to the start page" } }
         };
-        (status, page(title, &Viewer::default(), Nav::None, body)).into_response()
+        let mut response =
+            (status, page(title, &Viewer::default(), Nav::None, body)).into_response();
+        crate::error::retry_later(&mut response);
+        response
     }
 }
 

@@ -8,7 +8,7 @@ use ggp_match::DEFAULT_MAX_STEPS;
 use ggp_server::{Config, Gamemaster, serve};
 
 use crate::cmd::records::default_db_path;
-use crate::cmd::{count_up_to, milliseconds, positive_seconds, zero_up_to};
+use crate::cmd::{byte_size, count_up_to, milliseconds, positive_seconds, zero_up_to};
 use crate::out::errln;
 use crate::{SUCCESS, USAGE_OR_IO};
 
@@ -53,6 +53,24 @@ pub struct Args {
     /// server on this machine whose process is gone is noticed at once.)
     #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
     dead_after: f64,
+    /// Matches this process runs at once (live and tournament matches); past it, a new match
+    /// is refused with 503 and a tournament's waits (default: 32 per core).
+    #[arg(long, value_name = "N", value_parser = count_up_to(100_000))]
+    max_matches: Option<usize>,
+    /// The most memory one match may take (the manager's engine and its built-in players'):
+    /// a game whose trial needs more is unplayable; the matches share three quarters of
+    /// `--max-memory` (default: 1 GiB, at most half of that share).
+    #[arg(long, value_name = "SIZE", value_parser = byte_size(ggp_server::limits::MIN_MATCH_MEMORY, usize::MAX))]
+    match_memory: Option<usize>,
+    /// Connections open at once; past it, the connection idle the longest is closed (default:
+    /// from the limit of open files, 896 under the common 1,024).
+    #[arg(long, value_name = "N", value_parser = count_up_to(1 << 20))]
+    max_connections: Option<usize>,
+    /// Connections open at once from one client address (an IPv6 address's /64); past it, that
+    /// address's idlest connection is closed for its newcomer (default: a quarter of
+    /// `--max-connections`, at least 16).
+    #[arg(long, value_name = "N", value_parser = count_up_to(1 << 20))]
+    max_per_address: Option<usize>,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -83,7 +101,25 @@ pub fn run(args: Args) -> u8 {
         Err(e) => return fail(e),
     };
     let dead_after = Duration::from_secs_f64(args.dead_after);
+    let mut limits = ggp_server::limits::Limits::default();
+    if let Some(n) = args.max_matches {
+        limits.max_matches = n;
+    }
+    if let Some(bytes) = args.match_memory {
+        limits.match_memory = bytes;
+    }
+    if let Some(n) = args.max_connections {
+        limits.http.max_connections = n;
+        limits.http.max_per_address = ggp_http::default_per_address(n);
+    }
+    if let Some(n) = args.max_per_address {
+        limits.http.max_per_address = n;
+    }
+    if let Err(e) = limits.check() {
+        return fail(e);
+    }
     let config = Config {
+        limits,
         games: args.games.clone(),
         ping_interval: Duration::from_secs_f64(args.ping_interval),
         grace: Duration::from_millis(args.grace_ms),
