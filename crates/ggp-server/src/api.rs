@@ -180,11 +180,50 @@ async fn game(
     })))
 }
 
-async fn list_players(State(gm): State<AppState>) -> ApiResult<Json<Value>> {
-    Ok(Json(json!(gm.db.players().await?)))
+/// Who asks, by the bearer token or the page session: `None` for anyone. A bearer token the
+/// server does not know is refused (401, and counted with the wrong tokens), rather than read
+/// as anyone: what it gets back would tell a good token from a bad one.
+async fn who_asks(gm: &AppState, headers: &HeaderMap) -> Result<Option<crate::auth::Who>, Error> {
+    if let Some(token) = bearer_token(headers) {
+        return match gm.auth.token(gm, token).await? {
+            Some(who) => Ok(Some(who)),
+            None => Err(Error::Unauthorized(
+                "the token is not one this server knows".into(),
+            )),
+        };
+    }
+    Ok(gm.auth.session(headers).map(|(who, _)| who))
 }
 
-async fn player(State(gm): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+/// A player as JSON for `who`: what its last INFO said (or how it failed) only for its owner
+/// and the admin; anyone else gets its status, the class of the answer.
+fn player_value(p: &crate::db::Player, who: Option<&crate::auth::Who>) -> Value {
+    let mut value = json!(p);
+    if !who.is_some_and(|w| w.may_see_detail(p.id))
+        && let Some(fields) = value.as_object_mut()
+    {
+        fields.remove("detail");
+    }
+    value
+}
+
+async fn list_players(State(gm): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+    let who = who_asks(&gm, &headers).await?;
+    let players = gm.db.players().await?;
+    Ok(Json(Value::Array(
+        players
+            .iter()
+            .map(|p| player_value(p, who.as_ref()))
+            .collect(),
+    )))
+}
+
+async fn player(
+    State(gm): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let who = who_asks(&gm, &headers).await?;
     let p = gm.db.player(&name).await?;
     let matches = gm
         .db
@@ -195,7 +234,7 @@ async fn player(State(gm): State<AppState>, Path(name): Path<String>) -> ApiResu
         })
         .await?;
     let ratings = crate::tournament::ratings(&gm.db).await?;
-    let mut value = json!(p);
+    let mut value = player_value(&p, who.as_ref());
     value["matches"] = json!(matches);
     value["rating"] = json!(ratings.overall(&p.name));
     value["ratings"] = json!(ratings.player(&p.name));

@@ -66,6 +66,13 @@ impl Who {
         *self == Who::Admin
     }
 
+    /// Whether this may see what the last INFO to the player with this id said, or how it
+    /// failed (the admin and the player's owner: to anyone else, a registered URL's answers
+    /// would map the server's network).
+    pub fn may_see_detail(&self, player: i64) -> bool {
+        self.may_edit(player)
+    }
+
     /// Whether this may edit or remove the player with this id.
     pub fn may_edit(&self, player: i64) -> bool {
         match self {

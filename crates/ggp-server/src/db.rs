@@ -738,9 +738,17 @@ impl Db {
         .await
     }
 
+    /// A recorded match. Not found is said without the store's words, which name the
+    /// database's file (the server's business, not its users').
     pub async fn record(&self, id: &str) -> Result<MatchRecord, Error> {
         let id = id.to_string();
-        self.read(move |db| Ok(db.load(&id)?)).await
+        self.read(move |db| match db.load(&id) {
+            Err(e) if e.kind == ggp_match::StoreErrorKind::NotFound => {
+                Err(Error::NotFound(format!("there is no match `{id}`")))
+            }
+            loaded => Ok(loaded?),
+        })
+        .await
     }
 
     /// Matches, newest first.

@@ -30,6 +30,7 @@ pub mod pages;
 pub mod players;
 pub mod ratings;
 pub mod term;
+pub mod throttle;
 pub mod tournament;
 mod web;
 
@@ -160,6 +161,8 @@ pub struct Gamemaster {
     pub admission: limits::Admission,
     /// What the server loop did with connections.
     pub connections: Arc<ggp_http::Counters>,
+    /// Wrong tokens by client address.
+    pub throttle: throttle::Throttle,
     pub stats: Stats,
     /// Woken when a match ends.
     pub ended: Notify,
@@ -233,6 +236,7 @@ impl Gamemaster {
             live: Mutex::new(Default::default()),
             admission,
             connections: Arc::default(),
+            throttle: throttle::Throttle::default(),
             stats: Stats::default(),
             ended: Notify::new(),
             analysis,
@@ -320,6 +324,10 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             answer_in_time,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            throttle::guard,
         ))
         .layer(axum::middleware::from_fn(name_method_not_allowed))
         .layer(axum::middleware::map_response(security_headers))

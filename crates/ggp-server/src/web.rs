@@ -33,9 +33,10 @@ impl<S: Send + Sync> FromRequest<S> for Fields {
         match axum::Form::<Vec<(String, String)>>::from_request(req, state).await {
             Ok(axum::Form(fields)) => Ok(Fields(fields)),
             Err(rejection) => Err(PageError(match rejection.status() {
-                StatusCode::PAYLOAD_TOO_LARGE => {
-                    Error::TooLarge("the form is larger than the server accepts".into())
-                }
+                StatusCode::PAYLOAD_TOO_LARGE => Error::TooLarge(format!(
+                    "the form is larger than {} bytes, the most the server accepts",
+                    crate::MAX_BODY
+                )),
                 _ => Error::BadRequest(rejection.body_text()),
             })),
         }
@@ -135,6 +136,20 @@ pub async fn upload_page(viewer: Viewer, params: Params) -> PageResult {
     ok(pages::games::upload(&viewer, key, "", None))
 }
 
+/// A multipart form that could not be read: too large (413, whichever part of it passed the
+/// limit), or malformed (400).
+fn form_error(e: &axum::extract::multipart::MultipartError) -> PageError {
+    PageError(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        Error::TooLarge(format!(
+            "the form is larger than {} bytes; rules may have at most {} bytes",
+            crate::MAX_BODY,
+            games::MAX_RULES
+        ))
+    } else {
+        Error::BadRequest(format!("the form is malformed: {}", e.body_text()))
+    })
+}
+
 pub async fn upload(
     State(gm): State<AppState>,
     viewer: Viewer,
@@ -152,24 +167,11 @@ pub async fn upload(
         let field = match form.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
-            Err(e) => {
-                return Err(PageError(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    Error::TooLarge(format!(
-                        "the form is larger than {} bytes; rules may have at most {} bytes",
-                        crate::MAX_BODY,
-                        games::MAX_RULES
-                    ))
-                } else {
-                    Error::BadRequest(format!("the form is malformed: {}", e.body_text()))
-                }));
-            }
+            Err(e) => return Err(form_error(&e)),
         };
         let name = field.name().unwrap_or("").to_string();
         let upload_name = field.file_name().map(str::to_string);
-        let bytes = field
-            .bytes()
-            .await
-            .map_err(|e| PageError(Error::BadRequest(format!("the form is malformed: {e}"))))?;
+        let bytes = field.bytes().await.map_err(|e| form_error(&e))?;
         match name.as_str() {
             "csrf" => csrf = String::from_utf8_lossy(&bytes).into_owned(),
             "key" => key = String::from_utf8_lossy(&bytes).trim().to_string(),

@@ -762,6 +762,115 @@ async fn games(backend: Backend) {
         a.headers[header::LOCATION],
         "/games/uploaded?version=1&added=1"
     );
+    // A form past the body limit (2 MiB), its rules in a file: 413, saying the limits, though
+    // the limit is passed inside a part.
+    let padding = "; padding\n".repeat(300_000);
+    let body = format!(
+        "{}--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.kif\"\r\nContent-Type: text/plain\r\n\r\n{TICTACTOE}{padding}\r\n--{boundary}--\r\n",
+        part("csrf", &csrf)
+    );
+    let a = s
+        .send(
+            Request::post("/games")
+                .header(
+                    header::CONTENT_TYPE,
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", a.body);
+    assert!(
+        a.body.contains("the form is larger than 2097152 bytes"),
+        "{}",
+        a.body
+    );
+}
+
+/// What goes wrong is said without the server's files or what its network looks like: not
+/// found names no database file; a registered player's failed INFO is shown as its status to
+/// anyone, and how it failed to its owner and the admin only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_name_nothing_of_the_server_s_files_or_network() {
+    let s = site(Backend::Sqlite, "secrets").await;
+    let db = s.state.config.db.display().to_string();
+    for path in [
+        "/api/matches/nope",
+        "/api/matches/nope/events",
+        "/api/matches/nope/views/x",
+        "/matches/nope",
+        "/matches/nope/export.json",
+        "/api/games/nope",
+        "/api/players/nope",
+        "/players/nope",
+    ] {
+        let a = s.get(path).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{path}: {}", a.body);
+        assert!(
+            !a.body.contains(&db) && !a.body.contains(".sqlite"),
+            "{path}: {}",
+            a.body
+        );
+    }
+    // Nothing listens where this player is registered.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let registered = s
+        .api(
+            "POST",
+            "/api/players",
+            Some(ADMIN),
+            json!({"name": "far", "url": url}),
+        )
+        .await;
+    assert_eq!(
+        registered.status,
+        StatusCode::CREATED,
+        "{}",
+        registered.body
+    );
+    let owner = registered.json()["token"].as_str().unwrap().to_string();
+    let mut status = Value::Null;
+    for _ in 0..200 {
+        status = s.get("/api/players/far").await.json()["status"].clone();
+        if status != "unknown" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, "unreachable");
+    let public = s.get("/api/players").await.json();
+    assert!(public[0].get("detail").is_none(), "{public}");
+    assert!(
+        s.get("/api/players/far")
+            .await
+            .json()
+            .get("detail")
+            .is_none()
+    );
+    assert!(!s.get("/players/far").await.body.contains("Last answer"));
+    for token in [ADMIN, owner.as_str()] {
+        let seen = s
+            .api("GET", "/api/players/far", Some(token), Value::Null)
+            .await;
+        let detail = seen.json()["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(!detail.is_empty(), "{}", seen.body);
+        let listed = s.api("GET", "/api/players", Some(token), Value::Null).await;
+        assert_eq!(listed.json()[0]["detail"], detail.as_str());
+    }
+    let (cookie, _) = s.login(&owner).await;
+    assert!(
+        s.get_as("/players/far", Some(&cookie))
+            .await
+            .body
+            .contains("Last answer")
+    );
 }
 
 async fn hostile(backend: Backend) {

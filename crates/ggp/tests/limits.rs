@@ -362,3 +362,57 @@ fn idle_connections_do_not_keep_a_request_out_of_either_server() {
     assert!(took < Duration::from_secs(1), "/api/games took {took:?}");
     drop(idle);
 }
+
+#[test]
+fn wrong_tokens_slow_their_sender_down() {
+    let db = temp_db("limits-throttle.sqlite");
+    let server = spawn_server(&db, &[]);
+    let url = format!("{}/api/games", server.url);
+    let guess = |token: &str| {
+        api(
+            "POST",
+            &url,
+            Some(token),
+            Some(json!({"key": "g", "rules": TICTACTOE})),
+        )
+    };
+    for k in 0..5 {
+        assert_eq!(guess(&format!("wrong-guess-{k}")).0, 401);
+    }
+    // Made to wait, whatever the token, even the right one; told how long.
+    for token in ["wrong-guess-5", ADMIN_TOKEN] {
+        let (status, headers, body) = http(
+            "POST",
+            &url,
+            Some(token),
+            Some(&json!({"key": "g", "rules": TICTACTOE}).to_string()),
+        );
+        assert_eq!(status, 429, "{body}");
+        assert!(
+            body.contains("too many wrong tokens from this address"),
+            "{body}"
+        );
+        assert!(
+            headers.iter().any(|(k, v)| k == "retry-after" && v == "1"),
+            "{headers:?}"
+        );
+    }
+    // What needs no token is served meanwhile.
+    assert_eq!(api("GET", &url, None, None).0, 200);
+    // After the wait, the right token works.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(guess(ADMIN_TOKEN).0, 201);
+}
+
+#[test]
+fn the_server_s_own_rounds_cannot_be_made_constant() {
+    for (flag, value) in [("--ping-interval", "0.0000001"), ("--dead-after", "0.001")] {
+        let out = ggp(&["serve", flag, value, "--admin-token", ADMIN_TOKEN]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(
+            text(&out.stderr).contains("less than 1 s, the least accepted"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -22,7 +22,7 @@ fn the_gamemaster_over_http() {
             "--grace-ms",
             "300",
             "--ping-interval",
-            "0.5",
+            "1",
         ],
     );
     let url = |path: &str| format!("{}{path}", server.url);

@@ -123,7 +123,9 @@ pub fn player(
             }
             dl.facts {
                 dt { "Status" } dd { (status(p)) }
-                @if let Some(detail) = &p.detail { dt { "Last answer" } dd { (detail) } }
+                @if let Some(detail) = p.detail.as_ref().filter(|_| viewer.who.as_ref().is_some_and(|w| w.may_see_detail(p.id))) {
+                    dt { "Last answer" } dd { (detail) }
+                }
                 dt { "Says it is" } dd { (p.info_name.as_deref().unwrap_or("—")) }
                 dt { "URL" } dd { code { (p.url) } }
                 dt { "Registered" } dd { (super::time(p.created)) }

@@ -47,6 +47,18 @@ pub fn positive_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A clap value parser for a number of seconds from `min` to a day: for how often a server
+/// does something on its own (a round of INFO, a heartbeat), which a tiny value would make it
+/// do without pause.
+pub fn seconds_from(min: f64) -> impl Fn(&str) -> Result<f64, String> + Clone {
+    move |text: &str| match positive_seconds(text) {
+        Ok(s) if s < min => Err(format!(
+            "`{text}` seconds is less than {min} s, the least accepted"
+        )),
+        other => other,
+    }
+}
+
 /// A clap value parser for a clock: whole seconds from 0 to a day.
 pub fn clock_seconds(text: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {

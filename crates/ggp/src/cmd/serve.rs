@@ -8,7 +8,7 @@ use ggp_match::DEFAULT_MAX_STEPS;
 use ggp_server::{Config, Gamemaster, serve};
 
 use crate::cmd::records::default_db_path;
-use crate::cmd::{byte_size, count_up_to, milliseconds, positive_seconds, zero_up_to};
+use crate::cmd::{byte_size, count_up_to, milliseconds, seconds_from, zero_up_to};
 use crate::out::errln;
 use crate::{SUCCESS, USAGE_OR_IO};
 
@@ -32,8 +32,8 @@ pub struct Args {
     /// one, printed at start). At least 16 characters.
     #[arg(long, value_name = "TOKEN")]
     admin_token: Option<String>,
-    /// Seconds between the rounds of INFO sent to registered players.
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = positive_seconds)]
+    /// Seconds between the rounds of INFO sent to registered players (at least 1).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = seconds_from(1.0))]
     ping_interval: f64,
     /// Milliseconds added to each clock for the network before a reply counts as late.
     #[arg(long, default_value_t = 1000, value_parser = milliseconds)]
@@ -51,7 +51,7 @@ pub struct Args {
     /// Seconds without a heartbeat after which another server is taken for gone: its running
     /// matches are recorded as aborted and its tournament matches played again by others. (A
     /// server on this machine whose process is gone is noticed at once.)
-    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = positive_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = seconds_from(1.0))]
     dead_after: f64,
     /// Matches this process runs at once (live and tournament matches); past it, a new match
     /// is refused with 503 and a tournament's waits (default: 32 per core).
