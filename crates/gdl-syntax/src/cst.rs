@@ -132,6 +132,10 @@ pub mod codes {
 /// the rest.
 const MAX_UNCLOSED_REPORTED: usize = 10;
 
+/// Unmatched `)` shown one by one at most; the rest are counted (a stream of `)` would
+/// otherwise cost a span and a label each: about 90 times its size).
+const MAX_STRAY_CLOSE_SHOWN: usize = 100;
+
 /// Whether `b` ends an atom or a variable.
 #[inline]
 fn is_delimiter(b: u8) -> bool {
@@ -164,6 +168,7 @@ pub fn parse_tree(text: &str) -> (Tree, Vec<Diagnostic>) {
     let mut open: Vec<(u32, usize)> = Vec::new();
     let mut pending: Vec<NodeId> = Vec::new();
     let mut stray_close: Vec<Span> = Vec::new();
+    let mut stray_close_more = 0usize;
     let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
     while i < bytes.len() {
         let b = bytes[i];
@@ -187,7 +192,10 @@ pub fn parse_tree(text: &str) -> (Tree, Vec<Diagnostic>) {
                         let span = Span::new(start, i as u32 + 1);
                         close_list(&mut tree, &mut pending, first, span, true);
                     }
-                    None => stray_close.push(Span::from_range(i..i + 1)),
+                    None if stray_close.len() < MAX_STRAY_CLOSE_SHOWN => {
+                        stray_close.push(Span::from_range(i..i + 1));
+                    }
+                    None => stray_close_more += 1,
                 }
                 i += 1;
             }
@@ -270,6 +278,11 @@ pub fn parse_tree(text: &str) -> (Tree, Vec<Diagnostic>) {
         .with_help("remove it, or add the `(` it was meant to close");
         for &span in rest {
             diagnostic = diagnostic.with_related(span, "this `)` closes nothing either");
+        }
+        if stray_close_more > 0 {
+            diagnostic.help = Some(format!(
+                "remove it, or add the `(` it was meant to close; {stray_close_more} more `)` after these close nothing either"
+            ));
         }
         diagnostics.push(diagnostic);
     }
@@ -394,6 +407,21 @@ mod tests {
             .map(|&c| shape(&tree, text, c))
             .collect();
         (parts.join(" "), diags)
+    }
+
+    #[test]
+    fn a_stream_of_unmatched_closing_parentheses_is_counted_not_listed() {
+        let text = ")".repeat(100_000);
+        let (_, diagnostics) = parse_tree(&text);
+        assert_eq!(diagnostics.len(), 1);
+        let d = &diagnostics[0];
+        assert_eq!(d.related.len(), MAX_STRAY_CLOSE_SHOWN - 1);
+        assert_eq!(
+            d.help.as_deref(),
+            Some(
+                "remove it, or add the `(` it was meant to close; 99900 more `)` after these close nothing either"
+            )
+        );
     }
 
     #[test]
