@@ -551,7 +551,7 @@ impl FastMachine {
         // Only the last word can have bits beyond the fluents.
         let spare = self.fluents.len() % 64;
         let beyond = spare != 0 && state.0.last().is_some_and(|&w| w >> spare != 0);
-        if state.0.len() != self.rt.cur_bits.len() || beyond {
+        if state.0.len() != self.rt.bits().len() || beyond {
             return Err(ReasonError::BadRequest(
                 "a state of another game's machine".into(),
             ));
@@ -568,7 +568,7 @@ impl FastMachine {
     fn start_playout(&mut self, state: &FastState) -> Result<()> {
         self.check_state(state)?;
         let starts = &self.starts;
-        if self.rt.cur_bits[..] == state.0[..]
+        if self.rt.bits()[..] == state.0[..]
             || starts
                 .saved
                 .as_ref()
@@ -600,7 +600,7 @@ impl FastMachine {
 
     /// [`FastMachine::load`] of a state checked.
     fn enter(&mut self, state: &FastState) {
-        if self.rt.cur_bits[..] != state.0[..] {
+        if self.rt.bits()[..] != state.0[..] {
             match &self.starts.saved {
                 Some(saved) if saved.bits() == &state.0[..] => self.rt.restore(saved),
                 _ => self.rt.load(&state.0),
@@ -711,7 +711,7 @@ impl StateMachine for FastMachine {
         self.load(state)?;
         self.set_joint(joint)?;
         self.rt.advance();
-        Ok(FastState(self.rt.cur_bits.as_slice().into()))
+        Ok(FastState(self.rt.bits().into()))
     }
 
     fn has_sees(&self) -> bool {
@@ -1087,7 +1087,7 @@ impl FastMachine {
 
     /// The current state (after [`StateMachine::random_playout`], the state it ended in).
     pub fn current_state(&self) -> FastState {
-        FastState(self.rt.cur_bits.as_slice().into())
+        FastState(self.rt.bits().into())
     }
 
     /// The fluent number of a fluent term, if the game can ever make it true.

@@ -540,7 +540,7 @@ fn a_state_of_another_game_is_a_bad_request() {
     )
     .unwrap();
     assert!(other.fluents.len() > small.fluents.len());
-    assert_eq!(other.rt.cur_bits.len(), small.rt.cur_bits.len());
+    assert_eq!(other.rt.bits().len(), small.rt.bits().len());
     let mut s = other.initial_state().unwrap();
     let last = other.intern("(go 39)").unwrap();
     s = other.next_state(&s, &[last]).unwrap();

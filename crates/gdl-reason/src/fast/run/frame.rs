@@ -1,0 +1,368 @@
+//! Frame fluents: next-state bits computed from the current state's and the moves'.
+
+use super::NONE;
+use super::move_sets::{InputsUnder, MOVE_SET_WORDS};
+use crate::fast::net::{FALSE, Kind, Net, Ref, TRUE, is_negated, node_of};
+
+/// Frame fluents: those whose next-state rules, as the network has them, are each of one of
+/// these forms, with `S` a set of moves (an input, or an OR over inputs only, directly or
+/// through other such ORs):
+///
+/// - `S` (the move adds the fluent: a piece moved onto its cell),
+/// - `(true f)` (it stays once it holds: a king that has moved),
+/// - `(true f) ∧ S` (it stays if a move of the set is made: breakthrough's "some move not
+///   touching this cell"),
+/// - `(true f) ∧ ¬S` (it stays unless a move of the set is made: chess's "not affected"),
+/// - `(true f) ∧ (S ∨ ¬S′ ∨ …)` (rules of the forms above that share `(true f)`, which the
+///   network's factoring takes out),
+///
+/// with one `¬S` at most among them all (two would make `¬(S ∧ S′)`, not a set's negation).
+///
+/// The fluent's next-state bit is then `add ∨ (true ∧ (always ∨ keep ∨ (unless ∧ ¬kill)))`,
+/// where `add`, `keep` and `kill` are the ORs of the bitsets of the inputs on: word by word,
+/// 64 fluents at once, when the moves are set, instead of the gates of those
+/// rules (and the move sets only they read) propagating each move switched. Breakthrough's
+/// cells, most of chess's.
+#[derive(Clone)]
+pub(super) struct Frame {
+    /// Whether each fluent is one, a bit each.
+    pub(super) is: Vec<u64>,
+    /// The words of the state that hold frame fluents, and for each of those words (`i`):
+    /// the frame fluents' bits, those kept always, those with a "stays unless" rule.
+    pub(super) words: Vec<u32>,
+    pub(super) mask: Vec<u64>,
+    pub(super) always: Vec<u64>,
+    pub(super) unless: Vec<u64>,
+    /// For each slot (an input under some frame fluent's rules; the last, `zero`, none), the
+    /// words where it adds, keeps or kills a fluent: `entries[start[slot]..start[slot + 1]]`.
+    /// A move changes little of the state (chess: the fluents of two squares, which sit
+    /// together, the fluents being in the order of their text: 1.8 words of 12 on average), and
+    /// only those words are read.
+    pub(super) entries: Vec<FrameEntry>,
+    pub(super) start: Vec<u32>,
+    /// For each slot, the fluents it adds, keeps or kills where conditions on the state hold
+    /// (`(does r m) ∧ c`: connect four's disc lands in the lowest open cell of the column it is
+    /// dropped in): `conds[cond_start[slot]..cond_start[slot + 1]]`. The conditions are nodes
+    /// like any other, propagated before the frame fluents are computed.
+    pub(super) conds: Vec<FrameCond>,
+    pub(super) cond_start: Vec<u32>,
+    pub(super) zero: u32,
+    /// Whether the entries are more than [`FAR_BYTES`], too many to stay in the processor's
+    /// first-level cache (see [`Frame::prefetch`]).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(super) far: bool,
+    /// The slot of each node (`zero` for all but the inputs under frame rules).
+    pub(super) slot: Vec<u32>,
+}
+
+/// Frame entries beyond this many bytes are [`Frame::far`]: twice a first-level data cache of
+/// 32 KB (this decade's smallest), since the entries share it with the network's records
+/// (breakthrough's 20 KB, not prefetched, measured level either way).
+const FAR_BYTES: usize = 64 * 1024;
+
+/// Word `word` (of [`Frame`]'s `words`) of a slot's add, keep and kill bitsets.
+#[derive(Clone, Copy, Default)]
+pub(super) struct FrameEntry {
+    pub(super) word: u32,
+    pub(super) add: u64,
+    pub(super) keep: u64,
+    pub(super) kill: u64,
+}
+
+/// A fluent a slot adds, keeps or kills (`part`: [`ADD`], [`KEEP`] or [`KILL`]) where both
+/// `cond` hold: bit `bit` of word `word` (of [`Frame`]'s `words`).
+#[derive(Clone, Copy)]
+pub(super) struct FrameCond {
+    pub(super) word: u32,
+    pub(super) bit: u8,
+    pub(super) part: u8,
+    pub(super) cond: [Ref; 2],
+}
+
+/// A set of moves under conditions in a frame fluent's rules, as [`Frame::new`] finds it: which
+/// of the fluent's add, keep and kill sets it is part of, its inputs and its conditions.
+type SetIf = (u8, Vec<u32>, [Ref; 2]);
+
+/// Which of a word's add, keep and kill bitsets a [`FrameCond`] sets a bit of.
+const ADD: u8 = 0;
+const KEEP: u8 = 1;
+pub(super) const KILL: u8 = 2;
+
+impl Frame {
+    /// No frame fluents: every node in the zero slot, which has no entries.
+    pub(super) fn none(nodes: usize) -> Frame {
+        Frame {
+            is: Vec::new(),
+            words: Vec::new(),
+            mask: Vec::new(),
+            always: Vec::new(),
+            unless: Vec::new(),
+            entries: Vec::new(),
+            start: vec![0, 0],
+            conds: Vec::new(),
+            cond_start: vec![0, 0],
+            zero: 0,
+            far: false,
+            slot: vec![0; nodes],
+        }
+    }
+
+    pub(super) fn new(net: &Net, block_of: &[u32], sets_of_moves: &[bool]) -> Frame {
+        let n = net.kinds.len();
+        let is_set = |r: Ref| !is_negated(r) && sets_of_moves[node_of(r) as usize];
+        let mut under = InputsUnder::new(n);
+        let mut inputs_under = |r: Ref, out: &mut Vec<u32>| under.collect(net, node_of(r), out);
+        // The frame fluents, those kept always, those with a "stays unless" rule.
+        let words = net.fluents.len().div_ceil(64);
+        let mut is = vec![0u64; words];
+        let mut always = vec![0u64; words];
+        let mut unless = vec![0u64; words];
+        // Whether each node depends on a move (an input in its cone): a condition may not. In
+        // index order, but for cycles (blocks), till nothing changes.
+        let mut reads_moves = vec![false; n];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for k in 0..n {
+                if !reads_moves[k]
+                    && (matches!(net.kinds[k], Kind::Input(_))
+                        || net.inputs[k]
+                            .iter()
+                            .any(|&r| reads_moves[node_of(r) as usize]))
+                {
+                    reads_moves[k] = true;
+                    changed = true;
+                }
+            }
+        }
+        // `S ∧ c ∧ c′`, a set of moves and one or two conditions on the state (the conjunction
+        // nested any way: connect four's `(does p (drop x)) ∧ (cellOpen x y) ∧ ¬(cellOpen x
+        // y-1)` is `(cellOpen x y) ∧ ((does p (drop x)) ∧ ¬(cellOpen x y-1))`): the set and
+        // the conditions ([`TRUE`] for none).
+        let conditional = |t: Ref| {
+            let (mut set, mut conds) = (None, Vec::new());
+            let mut stack = vec![t];
+            while let Some(r) = stack.pop() {
+                let k = node_of(r) as usize;
+                if !reads_moves[k] {
+                    // More than two: not one of these (and the walk ends soon, however the
+                    // gates under it are shared).
+                    if conds.len() == 2 {
+                        return None;
+                    }
+                    conds.push(r);
+                } else if is_set(r) {
+                    if set.replace(r).is_some() {
+                        return None;
+                    }
+                } else if is_negated(r) || net.kinds[k] != Kind::And || block_of[k] != NONE {
+                    return None;
+                } else {
+                    stack.extend_from_slice(&net.inputs[k]);
+                }
+            }
+            match conds[..] {
+                [c] => Some((set?, [c, TRUE])),
+                [c, d] => Some((set?, [c, d])),
+                _ => None,
+            }
+        };
+        // Each frame fluent, the inputs of its add, keep and kill sets, and its sets under
+        // conditions (which of the three each is, its inputs and its conditions).
+        let mut found: Vec<(u32, [Vec<u32>; 3], Vec<SetIf>)> = Vec::new();
+        'fluents: for (f, &r) in net.next.iter().enumerate() {
+            let k = node_of(r) as usize;
+            if is_negated(r) || r == FALSE {
+                continue;
+            }
+            let terms: &[Ref] = if net.kinds[k] == Kind::Or && block_of[k] == NONE {
+                &net.inputs[k]
+            } else {
+                std::slice::from_ref(&net.next[f])
+            };
+            let base = net.base[f];
+            let (mut add, mut keep, mut kill) = (Vec::new(), Vec::new(), Vec::new());
+            let mut parts_if = Vec::new();
+            let (mut kept, mut unless_seen) = (false, false);
+            for &t in terms {
+                let tk = node_of(t) as usize;
+                if t == base {
+                    kept = true;
+                } else if is_set(t) {
+                    inputs_under(t, &mut add);
+                } else if !is_negated(t)
+                    && net.kinds[tk] == Kind::And
+                    && block_of[tk] == NONE
+                    && net.inputs[tk].len() == 2
+                    && net.inputs[tk].contains(&base)
+                {
+                    // `(true f) ∧ S`, `(true f) ∧ ¬S`, or `(true f) ∧ (S ∨ ¬S′ ∨ …)` (rules
+                    // factored: the literal they share taken out).
+                    let other = &net.inputs[tk][usize::from(net.inputs[tk][0] == base)];
+                    let ok = node_of(*other) as usize;
+                    let parts = if !is_set(*other)
+                        && !is_negated(*other)
+                        && net.kinds[ok] == Kind::Or
+                        && block_of[ok] == NONE
+                    {
+                        &net.inputs[ok][..]
+                    } else {
+                        std::slice::from_ref(other)
+                    };
+                    for &p in parts {
+                        if is_set(p) {
+                            inputs_under(p, &mut keep);
+                        } else if let Some((set, cond)) = conditional(p) {
+                            let mut inputs = Vec::new();
+                            inputs_under(set, &mut inputs);
+                            parts_if.push((KEEP, inputs, cond));
+                        } else if is_negated(p) && !unless_seen {
+                            // `¬K`: K a set, or sets and sets under conditions (chess: a piece
+                            // stays unless a move leaves or takes its square, or takes it en
+                            // passant, a pawn having just moved two squares past it).
+                            let k = p ^ 1;
+                            let kk = node_of(k) as usize;
+                            let kills = if !is_set(k)
+                                && net.kinds[kk] == Kind::Or
+                                && block_of[kk] == NONE
+                            {
+                                &net.inputs[kk][..]
+                            } else {
+                                std::slice::from_ref(&k)
+                            };
+                            for &q in kills {
+                                if is_set(q) {
+                                    inputs_under(q, &mut kill);
+                                } else if let Some((set, cond)) = conditional(q) {
+                                    let mut inputs = Vec::new();
+                                    inputs_under(set, &mut inputs);
+                                    parts_if.push((KILL, inputs, cond));
+                                } else {
+                                    continue 'fluents;
+                                }
+                            }
+                            unless_seen = true;
+                        } else {
+                            continue 'fluents;
+                        }
+                    }
+                } else if let Some((set, cond)) = conditional(t) {
+                    let mut inputs = Vec::new();
+                    inputs_under(set, &mut inputs);
+                    parts_if.push((ADD, inputs, cond));
+                } else {
+                    continue 'fluents;
+                }
+            }
+            is[f / 64] |= 1 << (f % 64);
+            if kept {
+                always[f / 64] |= 1 << (f % 64);
+            }
+            if unless_seen {
+                unless[f / 64] |= 1 << (f % 64);
+            }
+            found.push((f as u32, [add, keep, kill], parts_if));
+        }
+        let frame_words: Vec<u32> = (0..words as u32).filter(|&w| is[w as usize] != 0).collect();
+        let mut index_of = vec![NONE; words];
+        for (i, &w) in frame_words.iter().enumerate() {
+            index_of[w as usize] = i as u32;
+        }
+        // A slot for each input under frame rules, then the zero slot.
+        let mut slot = vec![NONE; n];
+        let mut zero = 0;
+        for &input in found.iter().flat_map(|(_, parts, parts_if)| {
+            parts
+                .iter()
+                .flatten()
+                .chain(parts_if.iter().flat_map(|(_, inputs, _)| inputs))
+        }) {
+            if slot[input as usize] == NONE {
+                slot[input as usize] = zero;
+                zero += 1;
+            }
+        }
+        // Each slot's entries, word by word: the fluents come in ascending order, so a slot's
+        // words do too, and a bit goes into the slot's last entry or a new one.
+        let mut by_slot: Vec<Vec<FrameEntry>> = vec![Vec::new(); zero as usize];
+        let mut conds_of: Vec<Vec<FrameCond>> = vec![Vec::new(); zero as usize];
+        for (f, parts, parts_if) in &found {
+            let word = index_of[*f as usize / 64];
+            for (part, inputs, cond) in parts_if {
+                for &input in inputs {
+                    conds_of[slot[input as usize] as usize].push(FrameCond {
+                        word,
+                        bit: (f % 64) as u8,
+                        part: *part,
+                        cond: *cond,
+                    });
+                }
+            }
+            for (part, inputs) in parts.iter().enumerate() {
+                for &input in inputs {
+                    let list = &mut by_slot[slot[input as usize] as usize];
+                    if list.last().is_none_or(|e| e.word != word) {
+                        list.push(FrameEntry {
+                            word,
+                            ..FrameEntry::default()
+                        });
+                    }
+                    let e = list.last_mut().expect("an entry for the word");
+                    let bits = [&mut e.add, &mut e.keep, &mut e.kill];
+                    *bits[part] |= 1 << (f % 64);
+                }
+            }
+        }
+        let count: usize = by_slot.iter().map(Vec::len).sum();
+        let conds: usize = conds_of.iter().map(Vec::len).sum();
+        // Four words an entry (speedChess: 6,824 inputs, 12,135 entries), two a set under
+        // conditions: beyond the move sets' bound, the gates stay.
+        if count
+            .saturating_mul(4)
+            .saturating_add(conds.saturating_mul(2))
+            > MOVE_SET_WORDS
+        {
+            return Frame::none(n);
+        }
+        let (entries, start) = slot_rows(by_slot, count);
+        let (conds, cond_start) = slot_rows(conds_of, conds);
+        for s in &mut slot {
+            if *s == NONE {
+                *s = zero;
+            }
+        }
+        Frame {
+            mask: frame_words.iter().map(|&w| is[w as usize]).collect(),
+            always: frame_words.iter().map(|&w| always[w as usize]).collect(),
+            unless: frame_words.iter().map(|&w| unless[w as usize]).collect(),
+            is,
+            words: frame_words,
+            far: std::mem::size_of_val(&entries[..]) > FAR_BYTES,
+            entries,
+            start,
+            conds,
+            cond_start,
+            zero,
+            slot,
+        }
+    }
+
+    /// Whether fluent `f` is a frame fluent.
+    pub(super) fn member(&self, f: usize) -> bool {
+        self.is.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1)
+    }
+}
+
+/// Each slot's list laid out flat, `total` items in all: the items, and where each slot's
+/// begin (the zero slot's, after the others, has none; an entry past it ends it).
+fn slot_rows<T>(lists: Vec<Vec<T>>, total: usize) -> (Vec<T>, Vec<u32>) {
+    let mut items = Vec::with_capacity(total);
+    let mut start = Vec::with_capacity(lists.len() + 2);
+    for list in lists {
+        start.push(items.len() as u32);
+        items.extend(list);
+    }
+    start.push(items.len() as u32);
+    start.push(items.len() as u32);
+    (items, start)
+}
