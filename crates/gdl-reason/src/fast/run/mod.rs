@@ -73,7 +73,8 @@
 //! gates' evaluation their inputs, without a bounds check per access: [`Runtime::new`] asserts
 //! once what it relies on (every successor, trigger and lazy input range within its array,
 //! every edge's target and lazy input a node, a dirty bit per node), and none of those arrays
-//! changes afterwards.
+//! changes afterwards (`propagate.rs` holds those reads and `Runtime::check_layout`, the
+//! assertions).
 //!
 //! **Legal first.** The network orders what `legal` and `terminal` depend on before the rest
 //! ([`Net::legal_cone`]). After a transition, or a state loaded, propagation stops there: the
@@ -96,6 +97,7 @@
 
 mod frame;
 mod layout;
+mod lazy;
 mod move_sets;
 mod propagate;
 mod saved;

@@ -1,8 +1,71 @@
-//! Propagation: what [`Runtime`] does at each step.
+//! Propagation: what [`Runtime`] does at each step, and what it takes for granted.
+//!
+//! The loops here read edges, nodes, dirty bits and triggers, the lazy gates' inputs and the
+//! frame fluents' conditions without a bounds check per access (`get_unchecked`), each such
+//! read under a `SAFETY:` comment saying why it is within its array. What they rely on is
+//! asserted once, when the network is laid out ([`Runtime::check_layout`]): every node's
+//! successors and triggers a range within `edges` and `triggers`, with an entry past the last
+//! node's; every edge's target, lazy gate, lazy input and frame condition a node; a dirty bit
+//! and a summary bit for every node; a next-state bit for every trigger's fluent. None of
+//! those arrays changes afterwards: this module writes the values in them, never their
+//! lengths or the ranges.
 
+use super::frame::KILL;
 use super::*;
 
 impl Runtime {
+    /// Asserts what propagation takes for granted, without checking each access, of a layout
+    /// of a network of `n` nodes (see the module documentation).
+    pub(super) fn check_layout(&self, n: usize) {
+        assert!(
+            n <= (u32::MAX >> 2) as usize,
+            "a network of {n} nodes: a lazy gate's entry holds a node number below 2^30"
+        );
+        assert!(
+            self.nodes.len() == n + 1
+                && self
+                    .nodes
+                    .windows(2)
+                    .all(|w| w[0].out_start <= w[1].out_start)
+                && self.nodes[n].out_start as usize <= self.edges.len()
+                && self.edges.iter().all(|&e| ((e >> 1) as usize) < n)
+                && self.dirty.len() * 64 >= n
+                && self.summary.len() * 64 >= self.dirty.len()
+                && self.trig_start.len() == n + 1
+                && self.trig_start.windows(2).all(|w| w[0] <= w[1])
+                && self.trig_start[n] as usize <= self.triggers.len()
+                && self.triggers.iter().all(|&t| {
+                    t & TRIGGER_NEXT == 0 || ((t & TRIGGER_ID) as usize) < self.next_bits.len() * 64
+                }),
+            "a network's successors lie outside it"
+        );
+        assert!(
+            self.lazy_start.len() == self.lazy.len() + 1
+                && self.lazy_start.windows(2).all(|w| w[0] <= w[1])
+                && self.lazy_start[self.lazy.len()] as usize <= self.lazy_inputs.len()
+                && self.lazy.iter().all(|&e| ((e >> 2) as usize) < n)
+                && self.lazy.iter().enumerate().all(|(i, &e)| {
+                    e & 3 != LAZY_CHOICE || self.lazy_start[i + 1] - self.lazy_start[i] == 3
+                })
+                && self.lazy_inputs.iter().all(|&r| (node_of(r) as usize) < n)
+                && self
+                    .sees_lazy
+                    .iter()
+                    .all(|&i| (i as usize) < self.lazy.len()),
+            "a lazy gate's inputs lie outside the network"
+        );
+        assert!(
+            self.frame_acc.len() == self.frame.words.len()
+                && self.frame.conds.iter().all(|c| {
+                    (c.word as usize) < self.frame_acc.len()
+                        && c.bit < 64
+                        && c.part <= KILL
+                        && c.cond.iter().all(|&r| (node_of(r) as usize) < n)
+                }),
+            "a frame fluent's condition lies outside the network"
+        );
+    }
+
     /// Evaluates the lazy gates, if the state changed since they were.
     pub fn settle_lazy(&mut self) {
         self.finish();
