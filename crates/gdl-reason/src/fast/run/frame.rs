@@ -69,24 +69,25 @@ pub(super) struct FrameEntry {
     pub(super) kill: u64,
 }
 
-/// A fluent a slot adds, keeps or kills (`part`: [`ADD`], [`KEEP`] or [`KILL`]) where both
-/// `cond` hold: bit `bit` of word `word` (of [`Frame`]'s `words`).
+/// A fluent a slot adds, keeps or kills (`part`) where both `cond` hold: bit `bit` of word
+/// `word` (of [`Frame`]'s `words`).
 #[derive(Clone, Copy)]
 pub(super) struct FrameCond {
     pub(super) word: u32,
     pub(super) bit: u8,
-    pub(super) part: u8,
+    pub(super) part: Part,
     pub(super) cond: [Ref; 2],
 }
 
-/// A set of moves under conditions in a frame fluent's rules, as [`Frame::new`] finds it: which
-/// of the fluent's add, keep and kill sets it is part of, its inputs and its conditions.
-type SetIf = (u8, Vec<u32>, [Ref; 2]);
-
-/// Which of a word's add, keep and kill bitsets a [`FrameCond`] sets a bit of.
-const ADD: u8 = 0;
-const KEEP: u8 = 1;
-pub(super) const KILL: u8 = 2;
+/// Which of a fluent's add, keep and kill sets a set of moves is part of, and so which of a
+/// word's add, keep and kill bitsets it sets a bit of (in that order: `part as usize` indexes
+/// them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Part {
+    Add,
+    Keep,
+    Kill,
+}
 
 impl Frame {
     /// No frame fluents: every node in the zero slot, which has no entries.
@@ -107,216 +108,47 @@ impl Frame {
         }
     }
 
+    /// The frame fluents of a network and their rows: `sets_of_moves` from
+    /// [`super::move_sets::sets_of_moves`].
     pub(super) fn new(net: &Net, block_of: &[u32], sets_of_moves: &[bool]) -> Frame {
         let n = net.kinds.len();
-        let is_set = |r: Ref| !is_negated(r) && sets_of_moves[node_of(r) as usize];
-        let mut under = InputsUnder::new(n);
-        let mut inputs_under = |r: Ref, out: &mut Vec<u32>| under.collect(net, node_of(r), out);
+        let mut reader = RuleReader {
+            net,
+            block_of,
+            sets_of_moves,
+            reads_moves: reads_moves(net),
+            under: InputsUnder::new(n),
+        };
         // The frame fluents, those kept always, those with a "stays unless" rule.
         let words = net.fluents.len().div_ceil(64);
         let mut is = vec![0u64; words];
         let mut always = vec![0u64; words];
         let mut unless = vec![0u64; words];
-        // Whether each node depends on a move (an input in its cone): a condition may not. In
-        // index order, but for cycles (blocks), till nothing changes.
-        let mut reads_moves = vec![false; n];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for k in 0..n {
-                if !reads_moves[k]
-                    && (matches!(net.kinds[k], Kind::Input(_))
-                        || net.inputs[k]
-                            .iter()
-                            .any(|&r| reads_moves[node_of(r) as usize]))
-                {
-                    reads_moves[k] = true;
-                    changed = true;
-                }
-            }
-        }
-        // `S ∧ c ∧ c′`, a set of moves and one or two conditions on the state (the conjunction
-        // nested any way: connect four's `(does p (drop x)) ∧ (cellOpen x y) ∧ ¬(cellOpen x
-        // y-1)` is `(cellOpen x y) ∧ ((does p (drop x)) ∧ ¬(cellOpen x y-1))`): the set and
-        // the conditions ([`TRUE`] for none).
-        let conditional = |t: Ref| {
-            let (mut set, mut conds) = (None, Vec::new());
-            let mut stack = vec![t];
-            while let Some(r) = stack.pop() {
-                let k = node_of(r) as usize;
-                if !reads_moves[k] {
-                    // More than two: not one of these (and the walk ends soon, however the
-                    // gates under it are shared).
-                    if conds.len() == 2 {
-                        return None;
-                    }
-                    conds.push(r);
-                } else if is_set(r) {
-                    if set.replace(r).is_some() {
-                        return None;
-                    }
-                } else if is_negated(r) || net.kinds[k] != Kind::And || block_of[k] != NONE {
-                    return None;
-                } else {
-                    stack.extend_from_slice(&net.inputs[k]);
-                }
-            }
-            match conds[..] {
-                [c] => Some((set?, [c, TRUE])),
-                [c, d] => Some((set?, [c, d])),
-                _ => None,
-            }
-        };
-        // Each frame fluent, the inputs of its add, keep and kill sets, and its sets under
-        // conditions (which of the three each is, its inputs and its conditions).
-        let mut found: Vec<(u32, [Vec<u32>; 3], Vec<SetIf>)> = Vec::new();
-        'fluents: for (f, &r) in net.next.iter().enumerate() {
-            let k = node_of(r) as usize;
-            if is_negated(r) || r == FALSE {
+        let mut found = Vec::new();
+        for f in 0..net.next.len() {
+            let Some(fluent) = reader.of_fluent(f) else {
                 continue;
-            }
-            let terms: &[Ref] = if net.kinds[k] == Kind::Or && block_of[k] == NONE {
-                &net.inputs[k]
-            } else {
-                std::slice::from_ref(&net.next[f])
             };
-            let base = net.base[f];
-            let (mut add, mut keep, mut kill) = (Vec::new(), Vec::new(), Vec::new());
-            let mut parts_if = Vec::new();
-            let (mut kept, mut unless_seen) = (false, false);
-            for &t in terms {
-                let tk = node_of(t) as usize;
-                if t == base {
-                    kept = true;
-                } else if is_set(t) {
-                    inputs_under(t, &mut add);
-                } else if !is_negated(t)
-                    && net.kinds[tk] == Kind::And
-                    && block_of[tk] == NONE
-                    && net.inputs[tk].len() == 2
-                    && net.inputs[tk].contains(&base)
-                {
-                    // `(true f) ∧ S`, `(true f) ∧ ¬S`, or `(true f) ∧ (S ∨ ¬S′ ∨ …)` (rules
-                    // factored: the literal they share taken out).
-                    let other = &net.inputs[tk][usize::from(net.inputs[tk][0] == base)];
-                    let ok = node_of(*other) as usize;
-                    let parts = if !is_set(*other)
-                        && !is_negated(*other)
-                        && net.kinds[ok] == Kind::Or
-                        && block_of[ok] == NONE
-                    {
-                        &net.inputs[ok][..]
-                    } else {
-                        std::slice::from_ref(other)
-                    };
-                    for &p in parts {
-                        if is_set(p) {
-                            inputs_under(p, &mut keep);
-                        } else if let Some((set, cond)) = conditional(p) {
-                            let mut inputs = Vec::new();
-                            inputs_under(set, &mut inputs);
-                            parts_if.push((KEEP, inputs, cond));
-                        } else if is_negated(p) && !unless_seen {
-                            // `¬K`: K a set, or sets and sets under conditions (chess: a piece
-                            // stays unless a move leaves or takes its square, or takes it en
-                            // passant, a pawn having just moved two squares past it).
-                            let k = p ^ 1;
-                            let kk = node_of(k) as usize;
-                            let kills = if !is_set(k)
-                                && net.kinds[kk] == Kind::Or
-                                && block_of[kk] == NONE
-                            {
-                                &net.inputs[kk][..]
-                            } else {
-                                std::slice::from_ref(&k)
-                            };
-                            for &q in kills {
-                                if is_set(q) {
-                                    inputs_under(q, &mut kill);
-                                } else if let Some((set, cond)) = conditional(q) {
-                                    let mut inputs = Vec::new();
-                                    inputs_under(set, &mut inputs);
-                                    parts_if.push((KILL, inputs, cond));
-                                } else {
-                                    continue 'fluents;
-                                }
-                            }
-                            unless_seen = true;
-                        } else {
-                            continue 'fluents;
-                        }
-                    }
-                } else if let Some((set, cond)) = conditional(t) {
-                    let mut inputs = Vec::new();
-                    inputs_under(set, &mut inputs);
-                    parts_if.push((ADD, inputs, cond));
-                } else {
-                    continue 'fluents;
-                }
-            }
             is[f / 64] |= 1 << (f % 64);
-            if kept {
+            if fluent.kept {
                 always[f / 64] |= 1 << (f % 64);
             }
-            if unless_seen {
+            if fluent.unless {
                 unless[f / 64] |= 1 << (f % 64);
             }
-            found.push((f as u32, [add, keep, kill], parts_if));
+            found.push(fluent);
         }
         let frame_words: Vec<u32> = (0..words as u32).filter(|&w| is[w as usize] != 0).collect();
         let mut index_of = vec![NONE; words];
         for (i, &w) in frame_words.iter().enumerate() {
             index_of[w as usize] = i as u32;
         }
-        // A slot for each input under frame rules, then the zero slot.
-        let mut slot = vec![NONE; n];
-        let mut zero = 0;
-        for &input in found.iter().flat_map(|(_, parts, parts_if)| {
-            parts
-                .iter()
-                .flatten()
-                .chain(parts_if.iter().flat_map(|(_, inputs, _)| inputs))
-        }) {
-            if slot[input as usize] == NONE {
-                slot[input as usize] = zero;
-                zero += 1;
-            }
-        }
-        // Each slot's entries, word by word: the fluents come in ascending order, so a slot's
-        // words do too, and a bit goes into the slot's last entry or a new one.
-        let mut by_slot: Vec<Vec<FrameEntry>> = vec![Vec::new(); zero as usize];
-        let mut conds_of: Vec<Vec<FrameCond>> = vec![Vec::new(); zero as usize];
-        for (f, parts, parts_if) in &found {
-            let word = index_of[*f as usize / 64];
-            for (part, inputs, cond) in parts_if {
-                for &input in inputs {
-                    conds_of[slot[input as usize] as usize].push(FrameCond {
-                        word,
-                        bit: (f % 64) as u8,
-                        part: *part,
-                        cond: *cond,
-                    });
-                }
-            }
-            for (part, inputs) in parts.iter().enumerate() {
-                for &input in inputs {
-                    let list = &mut by_slot[slot[input as usize] as usize];
-                    if list.last().is_none_or(|e| e.word != word) {
-                        list.push(FrameEntry {
-                            word,
-                            ..FrameEntry::default()
-                        });
-                    }
-                    let e = list.last_mut().expect("an entry for the word");
-                    let bits = [&mut e.add, &mut e.keep, &mut e.kill];
-                    *bits[part] |= 1 << (f % 64);
-                }
-            }
-        }
+        let (mut slot, zero) = slots(n, &found);
+        let (by_slot, conds_of) = rows(&found, &slot, &index_of, zero);
         let count: usize = by_slot.iter().map(Vec::len).sum();
         let conds: usize = conds_of.iter().map(Vec::len).sum();
-        // Four words an entry (speedChess: 6,824 inputs, 12,135 entries), two a set under
-        // conditions: beyond the move sets' bound, the gates stay.
+        // Four words an entry, two a set under conditions: beyond the move sets' bound, the
+        // gates stay.
         if count
             .saturating_mul(4)
             .saturating_add(conds.saturating_mul(2))
@@ -351,6 +183,268 @@ impl Frame {
     pub(super) fn member(&self, f: usize) -> bool {
         self.is.get(f / 64).is_some_and(|w| w >> (f % 64) & 1 == 1)
     }
+}
+
+/// A frame fluent's rules, as [`Frame::new`] finds them.
+struct FluentRules {
+    fluent: u32,
+    /// Whether `(true f)` is one of its rules (it stays once it holds), and whether one says it
+    /// stays unless a set of moves is made.
+    kept: bool,
+    unless: bool,
+    /// The inputs of its add, keep and kill sets (indexed by [`Part`]).
+    parts: [Vec<u32>; 3],
+    /// Its sets under conditions.
+    conditional: Vec<ConditionalSet>,
+}
+
+/// A set of moves under conditions in a frame fluent's rules: which of the fluent's add, keep
+/// and kill sets it is part of, its inputs and its conditions.
+struct ConditionalSet {
+    part: Part,
+    inputs: Vec<u32>,
+    cond: [Ref; 2],
+}
+
+/// What [`Frame::new`] reads a fluent's rules with: the network, the block of each node, which
+/// nodes are sets of moves and which depend on a move, and a walk to the inputs under a set.
+struct RuleReader<'a> {
+    net: &'a Net,
+    block_of: &'a [u32],
+    sets_of_moves: &'a [bool],
+    reads_moves: Vec<bool>,
+    under: InputsUnder,
+}
+
+impl RuleReader<'_> {
+    /// Whether `r` is a set of moves (not negated).
+    fn is_set(&self, r: Ref) -> bool {
+        !is_negated(r) && self.sets_of_moves[node_of(r) as usize]
+    }
+
+    /// Whether node `k` is an OR gate outside blocks.
+    fn is_or(&self, k: usize) -> bool {
+        self.net.kinds[k] == Kind::Or && self.block_of[k] == NONE
+    }
+
+    /// Adds to `out` the inputs under `r`, a set of moves.
+    fn inputs_under(&mut self, r: Ref, out: &mut Vec<u32>) {
+        self.under.collect(self.net, node_of(r), out);
+    }
+
+    /// The rules of fluent `f`, if it is a frame fluent: each of its next-state rules (the
+    /// inputs of its OR, or the one) is `(true f)`, a set, `(true f) ∧ …` as
+    /// [`RuleReader::kept_while`] reads it, or a set under conditions.
+    fn of_fluent(&mut self, f: usize) -> Option<FluentRules> {
+        let net = self.net;
+        let r = net.next[f];
+        let k = node_of(r) as usize;
+        if is_negated(r) || r == FALSE {
+            return None;
+        }
+        let terms: &[Ref] = if self.is_or(k) {
+            &net.inputs[k]
+        } else {
+            std::slice::from_ref(&net.next[f])
+        };
+        let base = net.base[f];
+        let mut rules = FluentRules {
+            fluent: f as u32,
+            kept: false,
+            unless: false,
+            parts: [Vec::new(), Vec::new(), Vec::new()],
+            conditional: Vec::new(),
+        };
+        for &t in terms {
+            let tk = node_of(t) as usize;
+            if t == base {
+                rules.kept = true;
+            } else if self.is_set(t) {
+                self.inputs_under(t, &mut rules.parts[Part::Add as usize]);
+            } else if !is_negated(t)
+                && net.kinds[tk] == Kind::And
+                && self.block_of[tk] == NONE
+                && net.inputs[tk].len() == 2
+                && net.inputs[tk].contains(&base)
+            {
+                let other = net.inputs[tk][usize::from(net.inputs[tk][0] == base)];
+                self.kept_while(other, &mut rules)?;
+            } else {
+                let set = self.conditional(t, Part::Add)?;
+                rules.conditional.push(set);
+            }
+        }
+        Some(rules)
+    }
+
+    /// `(true f) ∧ other`: `other` is `S`, `¬S`, or `S ∨ ¬S′ ∨ …` (rules factored: the literal
+    /// they share taken out), each set possibly under conditions; `None` if it is not.
+    fn kept_while(&mut self, other: Ref, rules: &mut FluentRules) -> Option<()> {
+        let net = self.net;
+        let ok = node_of(other) as usize;
+        let parts = if !self.is_set(other) && !is_negated(other) && self.is_or(ok) {
+            &net.inputs[ok][..]
+        } else {
+            std::slice::from_ref(&other)
+        };
+        for &p in parts {
+            if self.is_set(p) {
+                self.inputs_under(p, &mut rules.parts[Part::Keep as usize]);
+            } else if let Some(set) = self.conditional(p, Part::Keep) {
+                rules.conditional.push(set);
+            } else if is_negated(p) && !rules.unless {
+                self.killed_by(p ^ 1, rules)?;
+                rules.unless = true;
+            } else {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// `¬K` in a rule that keeps the fluent: K a set, or sets and sets under conditions (chess:
+    /// a piece stays unless a move leaves or takes its square, or takes it en passant, a pawn
+    /// having just moved two squares past it); `None` if it is not.
+    fn killed_by(&mut self, k: Ref, rules: &mut FluentRules) -> Option<()> {
+        let net = self.net;
+        let kk = node_of(k) as usize;
+        let kills = if !self.is_set(k) && self.is_or(kk) {
+            &net.inputs[kk][..]
+        } else {
+            std::slice::from_ref(&k)
+        };
+        for &q in kills {
+            if self.is_set(q) {
+                self.inputs_under(q, &mut rules.parts[Part::Kill as usize]);
+            } else {
+                let set = self.conditional(q, Part::Kill)?;
+                rules.conditional.push(set);
+            }
+        }
+        Some(())
+    }
+
+    /// `S ∧ c ∧ c′`, a set of moves and one or two conditions on the state (the conjunction
+    /// nested any way: connect four's `(does p (drop x)) ∧ (cellOpen x y) ∧ ¬(cellOpen x y-1)`
+    /// is `(cellOpen x y) ∧ ((does p (drop x)) ∧ ¬(cellOpen x y-1))`), as a `part` of the
+    /// fluent's rules: the set's inputs and the conditions ([`TRUE`] for none).
+    fn conditional(&mut self, t: Ref, part: Part) -> Option<ConditionalSet> {
+        let net = self.net;
+        let (mut set, mut conds) = (None, Vec::new());
+        let mut stack = vec![t];
+        while let Some(r) = stack.pop() {
+            let k = node_of(r) as usize;
+            if !self.reads_moves[k] {
+                // More than two: not one of these (and the walk ends soon, however the gates
+                // under it are shared).
+                if conds.len() == 2 {
+                    return None;
+                }
+                conds.push(r);
+            } else if self.is_set(r) {
+                if set.replace(r).is_some() {
+                    return None;
+                }
+            } else if is_negated(r) || net.kinds[k] != Kind::And || self.block_of[k] != NONE {
+                return None;
+            } else {
+                stack.extend_from_slice(&net.inputs[k]);
+            }
+        }
+        let cond = match conds[..] {
+            [c] => [c, TRUE],
+            [c, d] => [c, d],
+            _ => return None,
+        };
+        let mut inputs = Vec::new();
+        self.inputs_under(set?, &mut inputs);
+        Some(ConditionalSet { part, inputs, cond })
+    }
+}
+
+/// Whether each node depends on a move (an input in its cone): a condition may not. In index
+/// order, but for cycles (blocks), till nothing changes.
+fn reads_moves(net: &Net) -> Vec<bool> {
+    let n = net.kinds.len();
+    let mut reads_moves = vec![false; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in 0..n {
+            if !reads_moves[k]
+                && (matches!(net.kinds[k], Kind::Input(_))
+                    || net.inputs[k]
+                        .iter()
+                        .any(|&r| reads_moves[node_of(r) as usize]))
+            {
+                reads_moves[k] = true;
+                changed = true;
+            }
+        }
+    }
+    reads_moves
+}
+
+/// A slot for each input under frame rules, numbered in the order the rules name them, then
+/// the zero slot: each node's slot (`NONE` for the others, as yet), and the zero slot.
+fn slots(n: usize, found: &[FluentRules]) -> (Vec<u32>, u32) {
+    let mut slot = vec![NONE; n];
+    let mut zero = 0;
+    for &input in found.iter().flat_map(|rules| {
+        rules
+            .parts
+            .iter()
+            .flatten()
+            .chain(rules.conditional.iter().flat_map(|set| &set.inputs))
+    }) {
+        if slot[input as usize] == NONE {
+            slot[input as usize] = zero;
+            zero += 1;
+        }
+    }
+    (slot, zero)
+}
+
+/// Each slot's entries and sets under conditions (`index_of`: each word of the state's place
+/// among the words of frame fluents). Entries go word by word: the fluents come in ascending
+/// order, so a slot's words do too, and a bit goes into the slot's last entry or a new one.
+fn rows(
+    found: &[FluentRules],
+    slot: &[u32],
+    index_of: &[u32],
+    zero: u32,
+) -> (Vec<Vec<FrameEntry>>, Vec<Vec<FrameCond>>) {
+    let mut by_slot: Vec<Vec<FrameEntry>> = vec![Vec::new(); zero as usize];
+    let mut conds_of: Vec<Vec<FrameCond>> = vec![Vec::new(); zero as usize];
+    for rules in found {
+        let f = rules.fluent;
+        let word = index_of[f as usize / 64];
+        for set in &rules.conditional {
+            for &input in &set.inputs {
+                conds_of[slot[input as usize] as usize].push(FrameCond {
+                    word,
+                    bit: (f % 64) as u8,
+                    part: set.part,
+                    cond: set.cond,
+                });
+            }
+        }
+        for (part, inputs) in rules.parts.iter().enumerate() {
+            for &input in inputs {
+                let list = &mut by_slot[slot[input as usize] as usize];
+                if list.last().is_none_or(|e| e.word != word) {
+                    list.push(FrameEntry {
+                        word,
+                        ..FrameEntry::default()
+                    });
+                }
+                let e = list.last_mut().expect("an entry for the word");
+                let bits = [&mut e.add, &mut e.keep, &mut e.kill];
+                *bits[part] |= 1 << (f % 64);
+            }
+        }
+    }
+    (by_slot, conds_of)
 }
 
 /// Each slot's list laid out flat, `total` items in all: the items, and where each slot's

@@ -10,7 +10,6 @@
 //! those arrays changes afterwards: this module writes the values in them, never their
 //! lengths or the ranges.
 
-use super::frame::KILL;
 use super::*;
 
 impl Runtime {
@@ -59,7 +58,6 @@ impl Runtime {
                 && self.frame.conds.iter().all(|c| {
                     (c.word as usize) < self.frame_acc.len()
                         && c.bit < 64
-                        && c.part <= KILL
                         && c.cond.iter().all(|&r| (node_of(r) as usize) < n)
                 }),
             "a frame fluent's condition lies outside the network"
@@ -586,7 +584,7 @@ impl Runtime {
                 };
                 let holds = value(c.cond[0]) & value(c.cond[1]);
                 let a = unsafe { acc.get_unchecked_mut(c.word as usize) };
-                a[usize::from(c.part)] |= u64::from(holds) << c.bit;
+                a[c.part as usize] |= u64::from(holds) << c.bit;
             }
         }
         for (i, &w) in frame.words.iter().enumerate() {
