@@ -36,8 +36,7 @@ pub(super) struct Frame {
     /// For each slot (an input under some frame fluent's rules; the last, `zero`, none), the
     /// words where it adds, keeps or kills a fluent: `entries[start[slot]..start[slot + 1]]`.
     /// A move changes little of the state (chess: the fluents of two squares, which sit
-    /// together, the fluents being in the order of their text: 1.8 words of 12 on average), and
-    /// only those words are read.
+    /// together, the fluents being in the order of their text), and only those words are read.
     pub(super) entries: Vec<FrameEntry>,
     pub(super) start: Vec<u32>,
     /// For each slot, the fluents it adds, keeps or kills where conditions on the state hold
@@ -57,7 +56,7 @@ pub(super) struct Frame {
 
 /// Frame entries beyond this many bytes are [`Frame::far`]: twice a first-level data cache of
 /// 32 KB (this decade's smallest), since the entries share it with the network's records
-/// (breakthrough's 20 KB, not prefetched, measured level either way).
+/// (breakthrough's are below it, and measured level either way: docs/benchmarks.md).
 const FAR_BYTES: usize = 64 * 1024;
 
 /// Word `word` (of [`Frame`]'s `words`) of a slot's add, keep and kill bitsets.

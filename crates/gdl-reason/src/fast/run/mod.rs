@@ -20,8 +20,7 @@
 //! track of the gates it guards whose other inputs all hold (they are *armed*; see "Armed
 //! lists"). When the guard flips, only its armed gates are visited. A guarded
 //! gate's value is `armed ∧ guard` (the guard's propagated value), so a gate armed while its
-//! guard is off, or disarmed while it is false, keeps its value and is not visited (hex: one
-//! playout at a time a fifth faster).
+//! guard is off, or disarmed while it is false, keeps its value and is not visited.
 //!
 //! **Move sets.** An OR gate over inputs only (directly or through other such gates) holds
 //! when some role's move is one of a set: breakthrough's frame axiom says a cell keeps its
@@ -30,11 +29,9 @@
 //! the turn passes) for the few whose values change. Such a gate is set like a source
 //! instead: each input has a bitset of the gates above it, the gates' values are the OR of
 //! the bitsets of the inputs on, and when moves switch only the words under the inputs
-//! switched are computed again; the gates whose bits changed are set and propagate as usual
-//! (breakthrough, before frame fluents took its move sets' place: one playout at a time twice
-//! as fast; callgrind: 12,300 → 5,500 instructions per step). Move sets stay where another
-//! gate reads them (a cell that keeps the mark of the cell next to it unless a move touches
-//! that one).
+//! switched are computed again; the gates whose bits changed are set and propagate as usual.
+//! Move sets stay where another gate reads them (a cell that keeps the mark of the cell next
+//! to it unless a move touches that one).
 //!
 //! **Frame fluents.** Where every next-state rule of a fluent, as the network has it, is a set
 //! of moves (`S`, an OR over inputs only), `(true f)`, `(true f) ∧ S`, `(true f) ∧ ¬S`, or
@@ -44,13 +41,12 @@
 //! is computed when the moves are set, 64 fluents a word, from the current state's bits and
 //! bitsets of the inputs on, kept per input only for the words where it has bits ([`Frame`]).
 //! The gates of those rules that nothing else reads (with the move sets only they read) are
-//! not laid out at all: breakthrough's next-state logic was 11 of its 17 visits a step (one
-//! playout at a time 1.8 times as fast). A set of moves may also come with one or two
-//! conditions on the state (nodes no move is under), in an add, a keep or a kill, `S ∧ c ∧ c′`
-//! (connect four's disc lands where the cell is open and the one below it is not; tic-tac-toe's
-//! mark where the cell is blank; chess's pawn taken en passant): each input lists those it is
-//! part of, and the conditions' values, propagated like any gate's, are read when the bits
-//! are computed (connectFour, one playout at a time: 1.4 times as fast).
+//! not laid out at all (in breakthrough, they were most of a step's visits). A set of moves
+//! may also come with one or two conditions on the state (nodes no move is under), in an add,
+//! a keep or a kill, `S ∧ c ∧ c′` (connect four's disc lands where the cell is open and the
+//! one below it is not; tic-tac-toe's mark where the cell is blank; chess's pawn taken en
+//! passant): each input lists those it is part of, and the conditions' values, propagated
+//! like any gate's, are read when the bits are computed.
 //!
 //! **Blocks.** Gates in a cycle (recursion within a state: paths, connected groups) are
 //! evaluated together, by least fixpoint, when an input from outside the block changes:
@@ -73,14 +69,13 @@
 //! gates' evaluation their inputs, without a bounds check per access: [`Runtime::new`] asserts
 //! once what it relies on (every successor, trigger and lazy input range within its array,
 //! every edge's target and lazy input a node, a dirty bit per node), and none of those arrays
-//! changes afterwards (`propagate.rs` holds those reads and `Runtime::check_layout`, the
-//! assertions).
+//! changes afterwards. Those reads and the assertions are in `propagate.rs`, together.
 //!
 //! **Legal first.** The network orders what `legal` and `terminal` depend on before the rest
-//! ([`Net::legal_cone`]). After a transition, or a state loaded, propagation stops there: the
-//! rest (next-state logic, mostly) would be propagated with the moves of the step before and
-//! again with the new ones; it stays dirty until the moves are set ([`Runtime::set_moves`]), or
-//! a goal or a percept is asked for.
+//! ([`Net::legal_cone`](crate::fast::net::Net::legal_cone)). After a transition, or a state
+//! loaded, propagation stops there: the rest (next-state logic, mostly) would be propagated
+//! with the moves of the step before and again with the new ones; it stays dirty until the
+//! moves are set ([`Runtime::set_moves`]), or a goal or a percept is asked for.
 //!
 //! **Armed lists.** A guard's armed gates are a bitset, a bit for each gate it guards: arming
 //! or disarming a gate sets or clears its bit (its place is fixed when the network is laid
@@ -94,6 +89,13 @@
 //! successors, no other use) is not visited when its guard flips at all: its guard keeps it in
 //! a list of its own, and that list *is* part of the role's legal moves while the guard holds.
 //! When `(control white)` flips, white's legal moves come and go without a visit each.
+//!
+//! **Where the code is.** This file holds the runtime's state and what it answers (values,
+//! legal moves); `layout.rs` lays a network out, pass by pass; `propagate.rs` runs it, a step
+//! at a time, and holds every read without a bounds check with what it relies on; `frame.rs`
+//! finds the frame fluents, `move_sets.rs` the move sets, `lazy.rs` the lazy gates and
+//! choices; `saved.rs` saves and restores a state's values. What each choice above measured
+//! (instructions by callgrind, paired runs) is in docs/benchmarks.md.
 
 mod frame;
 mod layout;

@@ -97,9 +97,8 @@ impl MoveSets {
         }
         // Worth it where an input switched would update many gates' counters (edges into the
         // sets, per input under one) for the words computed again instead (the nonzero words
-        // of an input's bitset, each an OR over the roles' inputs): by callgrind, breakthrough
-        // (before frame fluents) 19 updates against 5 words (twice as fast), chineseCheckers4 1
-        // against 4 (3 % more instructions per step).
+        // of an input's bitset, each an OR over the roles' inputs), twice as many at least
+        // (measured on breakthrough and chineseCheckers4: docs/benchmarks.md, "Move sets").
         let edges: usize = (0..n)
             .filter(|&k| member[k])
             .map(|k| net.inputs[k].len())

@@ -729,9 +729,9 @@ impl Runtime {
 impl Frame {
     /// Asks the processor to load the first entries of `slot` into its cache, where they are
     /// [`Frame::far`]: [`Runtime::settle_frame`] reads them after the moves' propagation, and
-    /// they are anywhere in an array of hundreds of kilobytes (speedChess: 388 KB, and a
-    /// cache miss there was a twentieth of a step; paired one playout at a time, 1.024 and
-    /// 1.025 as fast). Breakthrough's are near (20 KB), and it is not asked.
+    /// they are anywhere in an array of hundreds of kilobytes (speedChess's), where a cache miss
+    /// was a measurable part of a step (docs/benchmarks.md). Breakthrough's are near, and it is
+    /// not asked.
     #[inline(always)]
     fn prefetch(&self, slot: u32) {
         #[cfg(not(target_arch = "x86_64"))]
