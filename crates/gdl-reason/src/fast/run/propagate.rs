@@ -100,9 +100,9 @@ impl Runtime {
         debug_assert!(i < self.lazy.len());
         // SAFETY: `i` is a lazy gate's number (its callers: `settle_lazy`, every number below
         // `lazy.len()`, and `settle_sees`, the numbers in `sees_lazy`, checked to be below it
-        // by `Runtime::new`), `lazy_start` has an entry past the last one,
-        // its ranges lie within `lazy_inputs`, and every lazy gate and input is a node
-        // (checked by `Runtime::new`, and that a choice has three inputs; none of them changes
+        // by `Runtime::check_layout`), `lazy_start` has an entry past the last one, its ranges
+        // lie within `lazy_inputs`, and every lazy gate and input is a node (checked by
+        // `Runtime::check_layout`, and that a choice has three inputs; none of them changes
         // afterwards).
         unsafe {
             let entry = *self.lazy.get_unchecked(i);
@@ -203,7 +203,7 @@ impl Runtime {
         debug_assert!(node + 1 < self.trig_start.len());
         // SAFETY: `node` is a node's index, `trig_start` has an entry past every node's, its
         // ranges lie within `triggers`, and a next-state trigger's fluent has a bit in
-        // `next_bits` (checked by `Runtime::new`; none of them changes afterwards).
+        // `next_bits` (checked by `Runtime::check_layout`; none of them changes afterwards).
         let (start, end) = unsafe {
             (
                 *self.trig_start.get_unchecked(node),
@@ -211,11 +211,13 @@ impl Runtime {
             )
         };
         for k in start..end {
+            // SAFETY: `k` lies in `node`'s range of `triggers` (above).
             let t = unsafe { *self.triggers.get_unchecked(k as usize) };
             let on = (value ^ (t >> 31)) & 1;
             let id = t & TRIGGER_ID;
             if t & TRIGGER_NEXT != 0 {
                 let (w, b) = (id as usize / 64, id % 64);
+                // SAFETY: a next-state trigger's fluent has a bit in `next_bits` (above).
                 let word = unsafe { self.next_bits.get_unchecked_mut(w) };
                 *word = (*word & !(1 << b)) | (u64::from(on) << b);
             } else if on == 1 {
@@ -231,7 +233,7 @@ impl Runtime {
         debug_assert!(node + 1 < self.nodes.len());
         // SAFETY: `node` is a node's index (`mark` is given nodes only: sources, successors
         // from `edges`, armed gates, blocks' first members, all below `nodes.len()`, checked
-        // by `Runtime::new`), and `dirty` and `summary` have a bit for every node.
+        // by `Runtime::check_layout`), and `dirty` and `summary` have a bit for every node.
         unsafe {
             *self.dirty.get_unchecked_mut(node / 64) |= 1 << (node % 64);
             *self.summary.get_unchecked_mut(node / 4096) |= 1 << ((node / 64) % 64);
@@ -302,6 +304,7 @@ impl Runtime {
                     }
                     break;
                 }
+                // SAFETY: `w` is a word of `dirty` (above).
                 unsafe { *self.dirty.get_unchecked_mut(w) = all & !(d & d.wrapping_neg()) };
                 self.visit::<COUNT, TALLY>(w * 64 + d.trailing_zeros() as usize);
             }
@@ -338,6 +341,7 @@ impl Runtime {
         if TALLY {
             self.tally += 1 + u64::from(out_end - out_start);
         }
+        // SAFETY: `node` is a node (above).
         unsafe { self.nodes.get_unchecked_mut(node).word = word ^ VALUE };
         self.changed(node, flags, value, out_start, out_end);
     }
@@ -389,10 +393,12 @@ impl Runtime {
         debug_assert!(out_start <= out_end && out_end as usize <= self.edges.len());
         for i in out_start as usize..out_end as usize {
             // SAFETY: every node's successors' range lies within `edges`, and every edge's
-            // target is a node (checked by `Runtime::new`; neither changes afterwards).
+            // target is a node (checked by `Runtime::check_layout`; neither changes
+            // afterwards).
             let e = unsafe { *self.edges.get_unchecked(i) };
             let target = (e >> 1) as usize;
             debug_assert!(target + 1 < self.nodes.len());
+            // SAFETY: `target` is an edge's target, a node (above).
             let t = unsafe { self.nodes.get_unchecked_mut(target) };
             let old = t.word;
             let new = if (value ^ e) & 1 != 0 {
@@ -578,11 +584,12 @@ impl Runtime {
             for c in &frame.conds[start..end] {
                 // The conditions' values, as propagated (`set_moves` has run).
                 // SAFETY: a condition's nodes are nodes, and its word one of `frame_acc`'s
-                // (checked by `Runtime::new`; neither changes afterwards).
+                // (checked by `Runtime::check_layout`; neither changes afterwards).
                 let value = |r: Ref| unsafe {
                     (self.nodes.get_unchecked(node_of(r) as usize).word >> 31) ^ (r & 1)
                 };
                 let holds = value(c.cond[0]) & value(c.cond[1]);
+                // SAFETY: the condition's word is one of `frame_acc`'s (above).
                 let a = unsafe { acc.get_unchecked_mut(c.word as usize) };
                 a[c.part as usize] |= u64::from(holds) << c.bit;
             }
