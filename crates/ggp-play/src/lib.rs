@@ -11,18 +11,23 @@
 //! through [`HyperPlayStrategy`] (a tree search in each of a sample of the possible states). A user's player implements [`Strategy`] and hands a
 //! [`StrategyFactory`] to [`serve`].
 
+mod basic;
+mod game;
 pub mod mcts;
 mod montecarlo;
+mod registry;
+mod sample;
 mod server;
 mod strategy;
 
+pub use basic::{LegalStrategy, RandomStrategy};
+pub use game::{Game, MAX_STATES, Machine, State, load};
 pub use mcts::{HyperPlayStrategy, MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;
+pub use registry::StrategyKind;
+pub use sample::SampleStrategy;
 pub use server::{
     DEFAULT_IDLE_MARGIN, DEFAULT_MAX_REQUEST, DEFAULT_SESSION_MEMORY, DEFAULT_SESSIONS_PER_ADDRESS,
     PlayerConfig, PlayerLimits, serve,
 };
-pub use strategy::{
-    Game, LegalStrategy, MAX_STATES, Machine, MoveReport, NeedsState, PlayerStats, RandomStrategy,
-    SampleStrategy, State, Strategy, StrategyFactory, StrategyKind, load,
-};
+pub use strategy::{MoveReport, NeedsState, PlayerStats, Strategy, StrategyFactory};

@@ -10,8 +10,8 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
-use crate::mcts::stop_time;
-use crate::strategy::{Game, MoveReport, PlayerStats, State, Strategy};
+use crate::game::{Game, State};
+use crate::strategy::{MoveReport, PlayerStats, Strategy, stop_time};
 
 /// A rollout longer than this is cut, and counts as a draw (50).
 const MAX_STEPS: usize = 1000;

@@ -29,7 +29,8 @@ use gdl_reason::StateMachine;
 use ggp_memory::{Account, Mib, Pool};
 use ggp_protocol::{InfoReply, MAX_CLOCK_SECS, Reply, Request, Start};
 
-use crate::strategy::{Game, MoveReport, Strategy, StrategyFactory, load};
+use crate::game::{Game, load};
+use crate::strategy::{MoveReport, Strategy, StrategyFactory};
 
 /// How a player presents itself and plays.
 #[derive(Clone)]

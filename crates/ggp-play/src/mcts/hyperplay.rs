@@ -20,9 +20,10 @@ use gdl_reason::{StateMachine, TermId};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::config::MctsConfig;
 use super::search::{Effort, Limits, Searcher};
-use super::{MctsConfig, stop_time};
-use crate::strategy::{Game, MoveReport, PlayerStats, State, Strategy};
+use crate::game::{Game, State};
+use crate::strategy::{MoveReport, PlayerStats, Strategy, stop_time};
 
 /// The most states searched for one move.
 pub const HYPERGAMES: usize = 8;
@@ -263,7 +264,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::strategy::load;
+    use crate::game::load;
 
     const MONTY: &str = include_str!("../../../../games/montyhall.kif");
 

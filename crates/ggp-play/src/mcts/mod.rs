@@ -41,54 +41,21 @@
 //!   reference engine, one thread. One thread with a simulation limit and fixed rollouts per
 //!   leaf is deterministic for a seed.
 
+mod config;
 mod hyperplay;
 mod search;
 mod tree;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use gdl_reason::{StateMachine, TermId};
 
+pub use self::config::MctsConfig;
 pub use self::hyperplay::{HYPERGAMES, HyperPlayStrategy};
 pub use self::search::MOVES_PER_NODE;
 use self::search::{Effort, Limits, RootMoves, Searcher};
-use crate::strategy::{Game, Machine, MoveReport, PlayerStats, State, Strategy};
-
-/// How an MCTS player searches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MctsConfig {
-    /// Threads searching (root-parallel; one with the reference engine).
-    pub threads: usize,
-    /// The most nodes the player's trees hold together (and at most
-    /// [`MOVES_PER_NODE`] times as many moves).
-    pub max_nodes: usize,
-    /// Stop each search after this many simulations (for tests and experiments; the clock
-    /// still applies).
-    pub simulations: Option<u64>,
-    /// Rollouts from each leaf: fixed, or tuned from timings (`None`).
-    pub rollouts_per_leaf: Option<u32>,
-}
-
-impl Default for MctsConfig {
-    fn default() -> MctsConfig {
-        MctsConfig {
-            threads: 1,
-            max_nodes: 500_000,
-            simulations: None,
-            rollouts_per_leaf: None,
-        }
-    }
-}
-
-/// When a search that may last until `deadline` stops: 5 % of the time left before it (at
-/// least 10 ms, at most 200 ms), to return the move in time.
-pub(crate) fn stop_time(now: Instant, deadline: Instant) -> Instant {
-    let left = deadline.saturating_duration_since(now);
-    let margin = (left / 20)
-        .clamp(Duration::from_millis(10), Duration::from_millis(200))
-        .min(left);
-    deadline - margin
-}
+use crate::game::{Game, Machine, State};
+use crate::strategy::{MoveReport, PlayerStats, Strategy, stop_time};
 
 struct Worker {
     searcher: Searcher,

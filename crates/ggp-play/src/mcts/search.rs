@@ -9,7 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::tree::{MULTI, NONE, Outcome, Tree};
-use crate::strategy::{Machine, State};
+use crate::game::{Machine, State};
 
 /// The exploration constant of UCB1 (rewards are goals scaled to 0–1).
 const EXPLORATION: f64 = 0.7;

@@ -5,7 +5,7 @@
 
 use gdl_reason::TermId;
 
-use crate::strategy::State;
+use crate::game::State;
 
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -390,10 +390,9 @@ mod tests {
     use super::*;
 
     fn state() -> State {
-        let mut m = crate::strategy::load(
-            "(role r) (init p) (legal r a) (<= terminal (true p)) (goal r 0)",
-        )
-        .unwrap();
+        let mut m =
+            crate::game::load("(role r) (init p) (legal r a) (<= terminal (true p)) (goal r 0)")
+                .unwrap();
         m.initial_state().unwrap()
     }
 
