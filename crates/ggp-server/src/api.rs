@@ -16,7 +16,8 @@ use crate::auth::{Who, bearer_token};
 use crate::db::MatchFilter;
 use crate::error::{ApiError, ApiResult, Error};
 use crate::live::{self, Asker, MatchRequest, Sight};
-use crate::{AppState, games, players};
+use crate::state::AppState;
+use crate::{games, players};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -64,7 +65,7 @@ where
             Err(rejection) => Err(ApiError(match rejection.status() {
                 StatusCode::PAYLOAD_TOO_LARGE => Error::TooLarge(format!(
                     "the request body is larger than {} bytes",
-                    crate::MAX_BODY
+                    crate::state::MAX_BODY
                 )),
                 _ => Error::BadRequest(rejection.body_text()),
             })),
@@ -80,7 +81,7 @@ impl FromRequestParts<AppState> for Authed {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        Ok(Authed(state.auth.bearer(state, &parts.headers).await?))
+        Ok(Authed(state.auth.bearer(&state.db, &parts.headers).await?))
     }
 }
 
@@ -185,7 +186,7 @@ async fn game(
 /// as anyone: what it gets back would tell a good token from a bad one.
 async fn who_asks(gm: &AppState, headers: &HeaderMap) -> Result<Option<crate::auth::Who>, Error> {
     if let Some(token) = bearer_token(headers) {
-        return match gm.auth.token(gm, token).await? {
+        return match gm.auth.token(&gm.db, token).await? {
             Some(who) => Ok(Some(who)),
             None => Err(Error::Unauthorized(
                 "the token is not one this server knows".into(),
@@ -485,7 +486,7 @@ pub async fn asker(gm: &AppState, id: &str, headers: &HeaderMap) -> Result<Asker
         if let Some(seat) = live::seat_of(gm, id, token).await? {
             return Ok(Asker::Seat(seat));
         }
-        return match gm.auth.token(gm, token).await? {
+        return match gm.auth.token(&gm.db, token).await? {
             Some(crate::auth::Who::Admin) => Ok(Asker::Admin),
             Some(_) => Ok(Asker::Anyone),
             None => Err(Error::Unauthorized(
@@ -682,7 +683,7 @@ pub async fn play(
     })?;
     let seat = match live::seat_of(gm, id, token).await? {
         Some(s) => s,
-        None => match gm.auth.token(gm, token).await? {
+        None => match gm.auth.token(&gm.db, token).await? {
             Some(Who::Admin) => seat.ok_or_else(|| {
                 Error::BadRequest("with the admin token, say which `seat` moves".into())
             })?,

@@ -4,9 +4,6 @@
 
 use std::sync::OnceLock;
 
-use crate::extract::PagePath as Path;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 const FILES: &[(&str, &str, &str)] = &[
@@ -60,20 +57,10 @@ pub fn url(name: &str) -> String {
     }
 }
 
-/// `GET /static/{name}`.
-pub async fn serve(Path(name): Path<String>) -> Response {
-    match FILES.iter().find(|(n, _, _)| *n == name) {
-        Some((_, kind, body)) => (
-            [
-                (header::CONTENT_TYPE, *kind),
-                (header::CACHE_CONTROL, "public, max-age=604800, immutable"),
-            ],
-            *body,
-        )
-            .into_response(),
-        None => crate::pages::PageError(crate::error::Error::NotFound(
-            "there is no such file".into(),
-        ))
-        .into_response(),
-    }
+/// The file `name`: its content type and its body.
+pub fn file(name: &str) -> Option<(&'static str, &'static str)> {
+    FILES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, kind, body)| (*kind, *body))
 }

@@ -12,11 +12,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::FromRequestParts;
-use axum::http::{HeaderMap, header, request::Parts};
+use axum::http::{HeaderMap, header};
 use sha2::{Digest, Sha256};
 
-use crate::AppState;
+use crate::db::Db;
 use crate::error::Error;
 
 /// How long a page session lasts without use.
@@ -103,13 +102,12 @@ impl Auth {
     }
 
     /// Who a token is: the admin, or the owner of a registered player.
-    pub async fn token(&self, state: &AppState, token: &str) -> Result<Option<Who>, Error> {
+    pub async fn token(&self, db: &Db, token: &str) -> Result<Option<Who>, Error> {
         let h = hash(token);
         if same(&h, &self.admin) {
             return Ok(Some(Who::Admin));
         }
-        Ok(state
-            .db
+        Ok(db
             .player_by_token(&h)
             .await?
             .map(|(id, name)| Who::Owner { id, name }))
@@ -117,13 +115,13 @@ impl Auth {
 
     /// Who the request's bearer token is; 401 without one, or with one the server does not
     /// know.
-    pub async fn bearer(&self, state: &AppState, headers: &HeaderMap) -> Result<Who, Error> {
+    pub async fn bearer(&self, db: &Db, headers: &HeaderMap) -> Result<Who, Error> {
         let token = bearer_token(headers).ok_or_else(|| {
             Error::Unauthorized(
                 "this needs a token: `Authorization: Bearer <token>` (the admin token, or a player's owner token for its player)".into(),
             )
         })?;
-        self.token(state, token)
+        self.token(db, token)
             .await?
             .ok_or_else(|| Error::Unauthorized("the token is not one this server knows".into()))
     }
@@ -255,23 +253,6 @@ impl Viewer {
                 "only the admin may do this; you are logged in with a player's owner token".into(),
             )),
         }
-    }
-}
-
-impl FromRequestParts<AppState> for Viewer {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Viewer, Self::Rejection> {
-        Ok(match state.auth.session(&parts.headers) {
-            Some((who, csrf)) => Viewer {
-                who: Some(who),
-                csrf,
-            },
-            None => Viewer::default(),
-        })
     }
 }
 

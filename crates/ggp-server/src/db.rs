@@ -16,6 +16,17 @@ use crate::error::Error;
 /// Read connections kept for reuse.
 const POOL: usize = 16;
 
+/// What the trial of a version found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Analysis {
+    /// Which engine plays the rules: `fast`, `reference: <why>`, `unplayable: <why>`.
+    pub engine: String,
+    /// The fluents that can hold, for drawing boards.
+    pub fluents: Vec<String>,
+    /// Bytes at the trial's peak (0 when it was charged to no account).
+    pub memory: usize,
+}
+
 /// The database: the writer and a pool of readers.
 #[derive(Clone)]
 pub struct Db {
@@ -455,12 +466,8 @@ impl Db {
         .await
     }
 
-    pub async fn set_analysis(
-        &self,
-        id: i64,
-        analysis: crate::games::Analysis,
-    ) -> Result<(), Error> {
-        let crate::games::Analysis {
+    pub async fn set_analysis(&self, id: i64, analysis: Analysis) -> Result<(), Error> {
+        let Analysis {
             engine,
             fluents,
             memory,

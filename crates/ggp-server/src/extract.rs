@@ -1,5 +1,6 @@
-//! Path segments and query parameters whose rejections (a segment that is not UTF-8, say) are
-//! answered like every other error: as a page for pages, as JSON for the API.
+//! What handlers take from a request: path segments and query parameters whose rejections (a
+//! segment that is not UTF-8, say) are answered like every other error, as a page for pages
+//! and as JSON for the API; and the [`Viewer`] of a page session.
 
 use std::collections::HashMap;
 
@@ -7,8 +8,10 @@ use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use crate::auth::Viewer;
 use crate::error::{ApiError, Error};
 use crate::pages::PageError;
+use crate::state::AppState;
 
 fn bad(text: String) -> Error {
     Error::BadRequest(text)
@@ -81,5 +84,23 @@ impl std::ops::Deref for ApiParams {
     type Target = HashMap<String, String>;
     fn deref(&self) -> &Self::Target {
         &self.0
+    }
+}
+
+/// Who is looking, from the page session's cookie (nobody without one).
+impl FromRequestParts<AppState> for Viewer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Viewer, Self::Rejection> {
+        Ok(match state.auth.session(&parts.headers) {
+            Some((who, csrf)) => Viewer {
+                who: Some(who),
+                csrf,
+            },
+            None => Viewer::default(),
+        })
     }
 }

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use sha2::{Digest, Sha256};
 
-use crate::db::{Added, Db, Version};
+use crate::db::{Added, Analysis, Db, Version};
 use crate::error::Error;
 
 /// The largest rules accepted: a mebibyte (the largest game of the corpus is 425 KB).
@@ -277,17 +277,6 @@ const MAX_FLUENTS: usize = 20_000;
 
 /// How long the analysis of one version may play random games to see its fluents.
 const SAMPLE_TIME: Duration = Duration::from_secs(2);
-
-/// What the trial of a version found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Analysis {
-    /// Which engine plays the rules: `fast`, `reference: <why>`, `unplayable: <why>`.
-    pub engine: String,
-    /// The fluents that can hold, for drawing boards.
-    pub fluents: Vec<String>,
-    /// Bytes at the trial's peak (0 when it was charged to no account).
-    pub memory: usize,
-}
 
 /// How long one question of the trial may run past [`SAMPLE_TIME`] (the join tier and the
 /// reference engine stop a question at its deadline).

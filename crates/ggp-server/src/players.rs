@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use ggp_match::{PlayerUrl, ping};
 
-use crate::Gamemaster;
 use crate::error::Error;
+use crate::state::Gamemaster;
 
 /// The longest player name.
 pub const MAX_NAME: usize = 64;
@@ -36,7 +36,7 @@ pub fn check_name(name: &str) -> Result<(), Error> {
             "a player's name cannot contain control characters".into(),
         ));
     }
-    if name.eq_ignore_ascii_case(crate::live::HUMAN)
+    if name.eq_ignore_ascii_case(crate::seat::HUMAN)
         || ggp_play::StrategyKind::parse(name).is_some()
     {
         return Err(Error::Conflict(format!(

@@ -120,7 +120,7 @@ fn unrated(m: &MatchResult) -> Option<Unrated> {
     }
     if m.players
         .iter()
-        .any(|p| p.eq_ignore_ascii_case(crate::live::HUMAN))
+        .any(|p| p.eq_ignore_ascii_case(crate::seat::HUMAN))
     {
         return Some(Unrated::Human);
     }

@@ -14,15 +14,13 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-
-use crate::AppState;
 
 /// Wrong tokens an address may give before it waits.
 pub const FREE: u32 = 5;
@@ -99,7 +97,11 @@ fn carries_credentials(request: &Request) -> bool {
 }
 
 /// The middleware: refuses an address that must wait, and counts its wrong tokens.
-pub async fn guard(State(gm): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn guard(
+    State(throttle): State<Arc<Throttle>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
@@ -107,7 +109,7 @@ pub async fn guard(State(gm): State<AppState>, request: Request, next: Next) -> 
     let (Some(ip), true) = (peer, carries_credentials(&request)) else {
         return next.run(request).await;
     };
-    if let Some(wait) = gm.throttle.wait(ip, Instant::now()) {
+    if let Some(wait) = throttle.wait(ip, Instant::now()) {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         let mut response = (
             StatusCode::TOO_MANY_REQUESTS,
@@ -125,7 +127,7 @@ pub async fn guard(State(gm): State<AppState>, request: Request, next: Next) -> 
     }
     let response = next.run(request).await;
     if response.status() == StatusCode::UNAUTHORIZED {
-        gm.throttle.failed(ip, Instant::now());
+        throttle.failed(ip, Instant::now());
     }
     response
 }

@@ -33,10 +33,11 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::Gamemaster;
 use crate::db::{Db, from_json, json, now_ms, sql};
 use crate::error::Error;
-use crate::live::{self, HUMAN, MatchRequest};
+use crate::live::{self, MatchRequest};
+use crate::seat::HUMAN;
+use crate::state::Gamemaster;
 
 /// The most matches one tournament may schedule.
 pub const MAX_SCHEDULE: usize = 100_000;

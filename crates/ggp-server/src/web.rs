@@ -10,7 +10,8 @@ use crate::db::MatchFilter;
 use crate::error::Error;
 use crate::live::{self, MatchRequest, Sight};
 use crate::pages::{self, PageError, PageResult, see_other};
-use crate::{AppState, api, games};
+use crate::state::AppState;
+use crate::{api, games};
 
 use crate::extract::{PageParams as Params, PagePath as Path};
 
@@ -35,7 +36,7 @@ impl<S: Send + Sync> FromRequest<S> for Fields {
             Err(rejection) => Err(PageError(match rejection.status() {
                 StatusCode::PAYLOAD_TOO_LARGE => Error::TooLarge(format!(
                     "the form is larger than {} bytes, the most the server accepts",
-                    crate::MAX_BODY
+                    crate::state::MAX_BODY
                 )),
                 _ => Error::BadRequest(rejection.body_text()),
             })),
@@ -54,6 +55,21 @@ fn with_status(status: StatusCode, markup: Markup) -> PageResult {
 pub async fn not_found(viewer: Viewer) -> Response {
     let _ = viewer;
     PageError(Error::NotFound("there is no such page".into())).into_response()
+}
+
+/// `GET /static/{name}`: an embedded asset, cached for a week (its URL changes with it).
+pub async fn asset(Path(name): Path<String>) -> Response {
+    match crate::assets::file(&name) {
+        Some((kind, body)) => (
+            [
+                (header::CONTENT_TYPE, kind),
+                (header::CACHE_CONTROL, "public, max-age=604800, immutable"),
+            ],
+            body,
+        )
+            .into_response(),
+        None => PageError(Error::NotFound("there is no such file".into())).into_response(),
+    }
 }
 
 pub async fn home(State(gm): State<AppState>, viewer: Viewer) -> PageResult {
@@ -84,7 +100,7 @@ pub async fn login(State(gm): State<AppState>, headers: HeaderMap, form: Fields)
     if !same_origin(&headers) {
         return Err(Error::Forbidden("this form was sent from another site".into()).into());
     }
-    match gm.auth.token(&gm, form.get("token").trim()).await? {
+    match gm.auth.token(&gm.db, form.get("token").trim()).await? {
         Some(who) => {
             let session = gm.auth.login(who);
             let cookie =
@@ -142,7 +158,7 @@ fn form_error(e: &axum::extract::multipart::MultipartError) -> PageError {
     PageError(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         Error::TooLarge(format!(
             "the form is larger than {} bytes; rules may have at most {} bytes",
-            crate::MAX_BODY,
+            crate::state::MAX_BODY,
             games::MAX_RULES
         ))
     } else {

@@ -7,7 +7,7 @@ use super::{Nav, csrf, game_url, match_url, page, path_part, player_url, status_
 use crate::auth::Viewer;
 use crate::board::Geometry;
 use crate::db::{GameSummary, MatchFilter, MatchRow, Player, Served, Version};
-use crate::live::{Clock, SeatLink, Sight};
+use crate::live::model::{Clock, SeatLink, Sight};
 use crate::term::parse_state;
 use ggp_match::MatchRecord;
 
