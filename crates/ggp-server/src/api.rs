@@ -16,6 +16,7 @@ use crate::auth::{Who, bearer_token};
 use crate::db::MatchFilter;
 use crate::error::{ApiError, ApiResult, Error};
 use crate::live::{self, Asker, MatchRequest, Sight};
+use crate::seat::SeatKind;
 use crate::state::AppState;
 use crate::{games, players};
 
@@ -706,7 +707,7 @@ pub async fn play(
             Error::NotFound(format!("there is no match `{id}`"))
         });
     };
-    if seat >= live.seats.len() || live.seats[seat].kind != "human" {
+    if seat >= live.seats.len() || live.seats[seat].kind != SeatKind::Human {
         return Err(Error::BadRequest(format!(
             "seat {seat} is not a human seat of this match"
         )));

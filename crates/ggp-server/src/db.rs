@@ -12,6 +12,8 @@ use ggp_match::{Database, MatchRecord, Store, StoreError};
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::seat::SeatKind;
+use crate::verdict::Verdict;
 
 /// Read connections kept for reuse.
 const POOL: usize = 16;
@@ -19,8 +21,8 @@ const POOL: usize = 16;
 /// What the trial of a version found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Analysis {
-    /// Which engine plays the rules: `fast`, `reference: <why>`, `unplayable: <why>`.
-    pub engine: String,
+    /// Which engine plays the rules.
+    pub engine: Verdict,
     /// The fluents that can hold, for drawing boards.
     pub fluents: Vec<String>,
     /// Bytes at the trial's peak (0 when it was charged to no account).
@@ -64,8 +66,8 @@ pub struct Version {
     pub warnings: Vec<serde_json::Value>,
     pub source: String,
     pub created: i64,
-    /// `fast`, `reference: <why>`, `unplayable: <why>`, or `None` until analysed.
-    pub engine: Option<String>,
+    /// Which engine plays it, or `None` until analysed.
+    pub engine: Option<Verdict>,
     /// The bytes its trial took at the peak (building the engine, a few random games), or
     /// `None` until analysed: what a match's share of the memory is reckoned from.
     #[serde(skip)]
@@ -108,9 +110,7 @@ pub struct Player {
 /// A seat of a served match.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Seat {
-    /// `player`, `builtin`, `human`, or `manager` (GDL-II's `random` role, which the manager
-    /// plays; it has no row in `seats`).
-    pub kind: String,
+    pub kind: SeatKind,
     pub name: String,
 }
 
@@ -180,8 +180,8 @@ pub struct NewMatch {
 pub struct NewSeat {
     /// The role's index.
     pub seat: usize,
-    /// `player`, `builtin` or `human`.
-    pub kind: &'static str,
+    /// Never [`SeatKind::Manager`] (that seat has no row).
+    pub kind: SeatKind,
     /// The registered player's id.
     pub player: Option<i64>,
     pub name: String,
@@ -202,7 +202,9 @@ fn version_row(row: &Row) -> sql::Result<Version> {
         warnings: from_json(&row.get::<_, String>(5)?),
         source: row.get(6)?,
         created: row.get(7)?,
-        engine: row.get(8)?,
+        engine: row
+            .get::<_, Option<String>>(8)?
+            .map(|text| Verdict::parse(&text)),
         memory: row.get(9)?,
         rules: None,
         fluents: None,
@@ -476,7 +478,7 @@ impl Db {
         self.write(move |conn| {
             conn.execute(
                 "UPDATE game_versions SET engine = ?1, fluents = ?2, memory = ?3 WHERE id = ?4",
-                params![engine, json(&fluents), memory, id],
+                params![engine.to_string(), json(&fluents), memory, id],
             )
             .map(drop)
         })
@@ -682,7 +684,7 @@ impl Db {
                     params![
                         m.match_id,
                         seat.seat as i64,
-                        seat.kind,
+                        seat.kind.name(),
                         seat.player,
                         seat.name,
                         seat.token_hash
@@ -795,7 +797,7 @@ fn served(conn: &Conn, id: &str) -> Result<Option<Served>, Error> {
             Ok((
                 r.get::<_, i64>(0)?,
                 Seat {
-                    kind: r.get(1)?,
+                    kind: seat_kind(&r.get::<_, String>(1)?)?,
                     name: r.get(2)?,
                 },
             ))
@@ -819,10 +821,18 @@ fn served(conn: &Conn, id: &str) -> Result<Option<Served>, Error> {
     }))
 }
 
+/// A seat's kind as stored: a text of no known kind is the column's type error.
+fn seat_kind(text: &str) -> sql::Result<SeatKind> {
+    SeatKind::parse(text).ok_or_else(|| sql::Error {
+        kind: sql::ErrorKind::Type,
+        message: format!("a seat's kind is `{text}`, not one this server knows"),
+    })
+}
+
 /// The seat of GDL-II's `random` role.
 pub fn manager_seat() -> Seat {
     Seat {
-        kind: "manager".into(),
+        kind: SeatKind::Manager,
         name: ggp_match::MANAGER_PLAYS_RANDOM.into(),
     }
 }

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::db::{Added, Analysis, Db, Version};
 use crate::error::Error;
+use crate::verdict::Verdict;
 
 /// The largest rules accepted: a mebibyte (the largest game of the corpus is 425 KB).
 pub const MAX_RULES: usize = 1 << 20;
@@ -297,7 +298,7 @@ pub fn analyse_within(rules: &str, memory: &ggp_memory::Account) -> Option<Analy
 /// memory checks refused more than the trial's own account did (`(in the process, the
 /// trial's own)` refusals during it): the process as a whole was short.
 fn verdict_stands(analysis: &Analysis, (process, own): (u64, u64)) -> bool {
-    !analysis.engine.starts_with("unplayable") || process <= own
+    analysis.engine.unplayable().is_none() || process <= own
 }
 
 /// The trial of a version: builds its engine and plays random games with it for
@@ -310,7 +311,7 @@ pub fn analyse(rules: &str) -> Analysis {
     let account = ggp_memory::current();
     let peak = || account.as_ref().map_or(0, ggp_memory::Account::peak);
     let unplayable = |why: String| Analysis {
-        engine: format!("unplayable: {why}"),
+        engine: Verdict::Unplayable(why),
         fluents: Vec::new(),
         memory: peak(),
     };
@@ -322,8 +323,8 @@ pub fn analyse(rules: &str) -> Analysis {
     let refused = || account.as_ref().map_or(0, ggp_memory::Account::refused);
     let building = refused();
     let engine = match machine.fallback() {
-        None => "fast".to_string(),
-        Some(why) => format!("reference: {why}"),
+        None => Verdict::Fast,
+        Some(why) => Verdict::Reference(why.to_string()),
     };
     let deadline = Instant::now() + SAMPLE_TIME;
     let until = deadline + QUESTION_GRACE;
@@ -539,7 +540,7 @@ mod tests {
     #[test]
     fn an_unplayable_verdict_stands_only_when_the_trial_met_its_own_budget() {
         let verdict = |engine: &str| Analysis {
-            engine: engine.into(),
+            engine: Verdict::parse(engine),
             fluents: Vec::new(),
             memory: 0,
         };
@@ -556,7 +557,7 @@ mod tests {
         let Analysis {
             engine, fluents, ..
         } = analyse(include_str!("../../../games/tictactoe.kif"));
-        assert_eq!(engine, "fast");
+        assert_eq!(engine, Verdict::Fast);
         assert!(fluents.iter().any(|f| f == "(square 2 2 x)"), "{fluents:?}");
     }
 }

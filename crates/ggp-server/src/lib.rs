@@ -34,6 +34,7 @@ mod state;
 pub mod term;
 pub mod throttle;
 pub mod tournament;
+pub mod verdict;
 mod web;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -38,6 +38,7 @@ use crate::error::Error;
 use crate::live::{self, MatchRequest};
 use crate::seat::HUMAN;
 use crate::state::Gamemaster;
+use crate::verdict::Verdict;
 
 /// The most matches one tournament may schedule.
 pub const MAX_SCHEDULE: usize = 100_000;
@@ -409,11 +410,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: TournamentRequest) -> Result<Tour
     let mut games: Vec<TournamentGame> = Vec::new();
     for key in &req.games {
         let version = gm.db.version(key.trim(), None).await?;
-        if let Some(why) = version
-            .engine
-            .as_deref()
-            .and_then(|e| e.strip_prefix("unplayable: "))
-        {
+        if let Some(why) = version.engine.as_ref().and_then(Verdict::unplayable) {
             return Err(Error::Conflict(format!(
                 "the game `{}` (version {}) cannot be played: {why}",
                 version.key, version.version

@@ -19,8 +19,9 @@ use super::model::{
 use crate::auth;
 use crate::db::{NewMatch, NewSeat, Seat, now_ms};
 use crate::error::Error;
-use crate::seat::HUMAN;
+use crate::seat::{HUMAN, SeatKind};
 use crate::state::Gamemaster;
+use crate::verdict::Verdict;
 
 /// A match id for a game: `<key>.<milliseconds>`, with a suffix if that is taken.
 async fn new_id(gm: &Gamemaster, key: &str) -> Result<String, Error> {
@@ -41,9 +42,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
     }
     crate::games::check_key(&req.game)?;
     let version = gm.db.version(&req.game, req.version).await?;
-    if let Some(engine) = &version.engine
-        && let Some(why) = engine.strip_prefix("unplayable: ")
-    {
+    if let Some(why) = version.engine.as_ref().and_then(Verdict::unplayable) {
         return Err(Error::Conflict(format!(
             "the game `{}` (version {}) cannot be played: {why}",
             version.key, version.version
@@ -118,12 +117,12 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             let token = auth::new_token();
             specs.push(PlayerSpec::Channel(channel));
             seats.push(Seat {
-                kind: "human".into(),
+                kind: SeatKind::Human,
                 name: HUMAN.into(),
             });
             rows.push(NewSeat {
                 seat: k,
-                kind: "human",
+                kind: SeatKind::Human,
                 player: None,
                 name: HUMAN.into(),
                 token_hash: Some(auth::hash(&token)),
@@ -132,12 +131,12 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         } else if let Some(kind) = StrategyKind::parse(name) {
             specs.push(PlayerSpec::Builtin(kind));
             seats.push(Seat {
-                kind: "builtin".into(),
+                kind: SeatKind::Builtin,
                 name: kind.name().into(),
             });
             rows.push(NewSeat {
                 seat: k,
-                kind: "builtin",
+                kind: SeatKind::Builtin,
                 player: None,
                 name: kind.name().into(),
                 token_hash: None,
@@ -148,7 +147,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         {
             if seats
                 .iter()
-                .any(|s| s.kind == "player" && s.name == p.name)
+                .any(|s| s.kind == SeatKind::Player && s.name == p.name)
             {
                 return Err(Error::BadRequest(format!(
                     "`{}` is given for two roles: a player plays one role of a match (the protocol's messages do not say which role they are for)",
@@ -157,12 +156,12 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             }
             specs.push(PlayerSpec::Url(p.url.clone()));
             seats.push(Seat {
-                kind: "player".into(),
+                kind: SeatKind::Player,
                 name: p.name.clone(),
             });
             rows.push(NewSeat {
                 seat: k,
-                kind: "player",
+                kind: SeatKind::Player,
                 player: Some(p.id),
                 name: p.name.clone(),
                 token_hash: None,

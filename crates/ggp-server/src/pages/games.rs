@@ -6,21 +6,21 @@ use super::{Nav, csrf, game_url, page, time};
 use crate::auth::Viewer;
 use crate::db::{GameSummary, MatchRow, Version};
 use crate::highlight;
+use crate::verdict::Verdict;
 
 /// What the engine column says, in words.
-pub fn engine(engine: Option<&str>) -> Markup {
+pub fn engine(engine: Option<&Verdict>) -> Markup {
     match engine {
         None => html! { span.muted title="being analysed" { "…" } },
-        Some("fast") => html! { span.engine.fast title="the fast engine compiles it" { "fast" } },
-        Some(e) => match e.split_once(": ") {
-            Some(("reference", why)) => {
-                html! { span.engine.reference title=(why) { "reference" } }
-            }
-            Some(("unplayable", why)) => {
-                html! { span.engine.unplayable title=(why) { "unplayable" } }
-            }
-            _ => html! { span.engine { (e) } },
-        },
+        Some(Verdict::Fast) => {
+            html! { span.engine.fast title="the fast engine compiles it" { "fast" } }
+        }
+        Some(Verdict::Reference(why)) => {
+            html! { span.engine.reference title=(why) { "reference" } }
+        }
+        Some(Verdict::Unplayable(why)) => {
+            html! { span.engine.unplayable title=(why) { "unplayable" } }
+        }
     }
 }
 
@@ -45,7 +45,7 @@ pub fn list(viewer: &Viewer, games: &[GameSummary]) -> Markup {
                                 td { a href=(game_url(&g.key)) { (g.key) } }
                                 td { (g.latest.roles.join(", ")) }
                                 td.num { (g.versions) }
-                                td { (engine(g.latest.engine.as_deref())) }
+                                td { (engine(g.latest.engine.as_ref())) }
                                 td.num { (g.matches) }
                                 td { (time(g.latest.created)) }
                             }
@@ -108,8 +108,8 @@ pub fn game(
             dl.facts {
                 dt { "Roles" } dd { @for (k, r) in version.roles.iter().enumerate() { @if k > 0 { ", " } code { (r) } } }
                 dt { "Engine" } dd {
-                    (engine(version.engine.as_deref()))
-                    @if let Some(why) = version.engine.as_deref().and_then(|e| e.split_once(": ")).map(|(_, why)| why) {
+                    (engine(version.engine.as_ref()))
+                    @if let Some(why) = version.engine.as_ref().and_then(Verdict::why) {
                         " " span.muted { (why) }
                     }
                 }
@@ -145,7 +145,7 @@ pub fn game(
                         @for v in versions {
                             li {
                                 a href=(format!("{}?version={}", game_url(&v.key), v.version)) { "version " (v.version) }
-                                " · " (time(v.created)) " · " (engine(v.engine.as_deref()))
+                                " · " (time(v.created)) " · " (engine(v.engine.as_ref()))
                                 @if v.version == version.version { " " span.muted { "(shown)" } }
                             }
                         }

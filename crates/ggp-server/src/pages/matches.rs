@@ -8,6 +8,7 @@ use crate::auth::Viewer;
 use crate::board::Geometry;
 use crate::db::{GameSummary, MatchFilter, MatchRow, Player, Served, Version};
 use crate::live::model::{Clock, SeatLink, Sight};
+use crate::seat::SeatKind;
 use crate::term::parse_state;
 use ggp_match::MatchRecord;
 
@@ -392,11 +393,11 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                             tbody {
                                 @for (k, role) in roles.iter().enumerate() {
                                     @let name = r.player_names_from_host.get(k).map(String::as_str).unwrap_or("");
-                                    @let kind = v.served.and_then(|s| s.seats.get(k)).map(|s| s.kind.as_str());
+                                    @let kind = v.served.and_then(|s| s.seats.get(k)).map(|s| s.kind);
                                     tr {
                                         td { code { (role) } }
                                         td {
-                                            @if kind == Some("player") { a href=(player_url(name)) { (name) } }
+                                            @if kind == Some(SeatKind::Player) { a href=(player_url(name)) { (name) } }
                                             @else { (name) }
                                             @if let Some(e) = r.start_errors.get(k).filter(|e| !e.is_empty()) {
                                                 div.step-error { span.kind { "start" } " " (e) }
