@@ -17,7 +17,7 @@ use super::model::{
     Created, Live, LiveData, MAX_CLOCK, MAX_DELAY_MS, MatchRequest, SeatLink, lock,
 };
 use crate::auth;
-use crate::db::{NewMatch, NewSeat, Seat, now_ms};
+use crate::db::{NewMatch, NewSeat, Player, Seat, Version, now_ms};
 use crate::error::Error;
 use crate::seat::{HUMAN, SeatKind};
 use crate::state::Gamemaster;
@@ -35,145 +35,19 @@ async fn new_id(gm: &Gamemaster, key: &str) -> Result<String, Error> {
     Ok(id)
 }
 
-/// Creates a match and starts it.
+/// Creates a match and starts it: the request checked against the game and the limits, its
+/// seats made, a slot and memory admitted, the match recorded, then run on a task of its own.
 pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, Error> {
-    if gm.stopping() {
-        return Err(Error::Unavailable("the server is stopping".into()));
-    }
-    crate::games::check_key(&req.game)?;
-    let version = gm.db.version(&req.game, req.version).await?;
-    if let Some(why) = version.engine.as_ref().and_then(Verdict::unplayable) {
-        return Err(Error::Conflict(format!(
-            "the game `{}` (version {}) cannot be played: {why}",
-            version.key, version.version
-        )));
-    }
-    let roles = version.roles.clone();
-    // GDL-II's `random` role is no seat: the manager plays it.
-    let chance = crate::games::random_role(&roles);
-    let seated: Vec<usize> = (0..roles.len()).filter(|&k| Some(k) != chance).collect();
-    if req.players.len() != seated.len() {
-        let names = |ks: &[usize]| -> String {
-            ks.iter()
-                .map(|&k| roles[k].as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let given = format!(
-            "{} player{} given",
-            req.players.len(),
-            if req.players.len() == 1 {
-                " was"
-            } else {
-                "s were"
-            }
-        );
-        return Err(Error::BadRequest(match chance {
-            Some(r) => format!(
-                "the game `{}` has {} roles ({}), but `{}` is GDL-II's random role, which the manager plays: give {} player{}, for {}; {given}",
-                version.key,
-                roles.len(),
-                names(&(0..roles.len()).collect::<Vec<_>>()),
-                roles[r],
-                seated.len(),
-                if seated.len() == 1 { "" } else { "s" },
-                names(&seated),
-            ),
-            None => format!(
-                "the game `{}` has {} role{} ({}), but {given}",
-                version.key,
-                roles.len(),
-                if roles.len() == 1 { "" } else { "s" },
-                names(&seated),
-            ),
-        }));
-    }
-    for (clock, name) in [(req.startclock, "startclock"), (req.playclock, "playclock")] {
-        if clock > MAX_CLOCK {
-            return Err(Error::BadRequest(format!(
-                "the {name} is {clock} seconds: at most a day ({MAX_CLOCK}) is allowed"
-            )));
-        }
-    }
-    if req.delay > MAX_DELAY_MS {
-        return Err(Error::BadRequest(format!(
-            "the delay is {} ms: at most a minute ({MAX_DELAY_MS} ms) is allowed",
-            req.delay
-        )));
-    }
-    if req.playclock == 0 && req.players.iter().any(|p| p.eq_ignore_ascii_case(HUMAN)) {
-        return Err(Error::BadRequest(
-            "a match with a human seat needs a play clock of at least a second".into(),
-        ));
-    }
+    let version = playable_version(gm, &req).await?;
+    let (chance, seated) = seated_roles(&version, &req)?;
+    check_limits(&req)?;
     let registered = gm.db.players().await?;
-    let mut specs = Vec::new();
-    let mut seats = Vec::new();
-    let mut rows = Vec::new();
-    let mut humans = Vec::new();
-    for (&k, name) in seated.iter().zip(&req.players) {
-        if name.eq_ignore_ascii_case(HUMAN) {
-            let (channel, messages) = SeatChannel::new(HUMAN);
-            let token = auth::new_token();
-            specs.push(PlayerSpec::Channel(channel));
-            seats.push(Seat {
-                kind: SeatKind::Human,
-                name: HUMAN.into(),
-            });
-            rows.push(NewSeat {
-                seat: k,
-                kind: SeatKind::Human,
-                player: None,
-                name: HUMAN.into(),
-                token_hash: Some(auth::hash(&token)),
-            });
-            humans.push((k, token, messages));
-        } else if let Some(kind) = StrategyKind::parse(name) {
-            specs.push(PlayerSpec::Builtin(kind));
-            seats.push(Seat {
-                kind: SeatKind::Builtin,
-                name: kind.name().into(),
-            });
-            rows.push(NewSeat {
-                seat: k,
-                kind: SeatKind::Builtin,
-                player: None,
-                name: kind.name().into(),
-                token_hash: None,
-            });
-        } else if let Some(p) = registered
-            .iter()
-            .find(|p| p.name.eq_ignore_ascii_case(name))
-        {
-            if seats
-                .iter()
-                .any(|s| s.kind == SeatKind::Player && s.name == p.name)
-            {
-                return Err(Error::BadRequest(format!(
-                    "`{}` is given for two roles: a player plays one role of a match (the protocol's messages do not say which role they are for)",
-                    p.name
-                )));
-            }
-            specs.push(PlayerSpec::Url(p.url.clone()));
-            seats.push(Seat {
-                kind: SeatKind::Player,
-                name: p.name.clone(),
-            });
-            rows.push(NewSeat {
-                seat: k,
-                kind: SeatKind::Player,
-                player: Some(p.id),
-                name: p.name.clone(),
-                token_hash: None,
-            });
-        } else {
-            return Err(Error::BadRequest(format!(
-                "`{}` is not a player: use a registered player's name, {}, or `{HUMAN}`",
-                name.chars().take(100).collect::<String>(),
-                StrategyKind::NAMES.map(|n| format!("`{n}`")).join(", ")
-            )));
-        }
-    }
+    let Seating {
+        specs,
+        mut seats,
+        rows,
+        humans,
+    } = seat_players(&seated, &req.players, &registered)?;
     if let Some(r) = chance {
         seats.insert(r, crate::db::manager_seat());
     }
@@ -187,21 +61,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
     let id = new_id(gm, &version.key).await?;
     // Its slot and its memory, before anything is recorded: a match that finds no room is
     // refused, with the limit it met.
-    let builtins: Vec<&StrategyKind> = specs
-        .iter()
-        .filter_map(|s| match s {
-            PlayerSpec::Builtin(kind) => Some(kind),
-            _ => None,
-        })
-        .collect();
-    let searchers = builtins
-        .iter()
-        .filter(|k| matches!(k, StrategyKind::Mcts(_)))
-        .count();
-    let need = gm
-        .admission
-        .need(version.memory, 1 + builtins.len(), searchers);
-    let admitted = gm.admission.admit(need)?;
+    let admitted = admit(gm, &version, &specs)?;
     let id = gm
         .db
         .add_served(NewMatch {
@@ -233,7 +93,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         id: id.clone(),
         game: version.key.clone(),
         version: version.version,
-        roles: roles.clone(),
+        roles: version.roles.clone(),
         seats,
         gdl2,
         scheduled: req.scheduled,
@@ -247,6 +107,215 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         stop: Mutex::new(Some(stop)),
     });
     lock(&gm.live).insert(id.clone(), live.clone());
+    let links = human_seats(&live, humans);
+    tokio::spawn(run(gm.clone(), live, config, specs, stopped, admitted));
+    Ok(Created { id, seats: links })
+}
+
+/// The version a request names, if the server takes matches and the version can be played.
+async fn playable_version(gm: &Gamemaster, req: &MatchRequest) -> Result<Version, Error> {
+    if gm.stopping() {
+        return Err(Error::Unavailable("the server is stopping".into()));
+    }
+    crate::games::check_key(&req.game)?;
+    let version = gm.db.version(&req.game, req.version).await?;
+    if let Some(why) = version.engine.as_ref().and_then(Verdict::unplayable) {
+        return Err(Error::Conflict(format!(
+            "the game `{}` (version {}) cannot be played: {why}",
+            version.key, version.version
+        )));
+    }
+    Ok(version)
+}
+
+/// GDL-II's `random` role, if the game has one (the manager plays it: it is no seat), and the
+/// roles that are seats; the request must give a player for each of those.
+fn seated_roles(
+    version: &Version,
+    req: &MatchRequest,
+) -> Result<(Option<usize>, Vec<usize>), Error> {
+    let roles = &version.roles;
+    let chance = crate::games::random_role(roles);
+    let seated: Vec<usize> = (0..roles.len()).filter(|&k| Some(k) != chance).collect();
+    if req.players.len() == seated.len() {
+        return Ok((chance, seated));
+    }
+    let names = |ks: &[usize]| -> String {
+        ks.iter()
+            .map(|&k| roles[k].as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let given = format!(
+        "{} player{} given",
+        req.players.len(),
+        if req.players.len() == 1 {
+            " was"
+        } else {
+            "s were"
+        }
+    );
+    Err(Error::BadRequest(match chance {
+        Some(r) => format!(
+            "the game `{}` has {} roles ({}), but `{}` is GDL-II's random role, which the manager plays: give {} player{}, for {}; {given}",
+            version.key,
+            roles.len(),
+            names(&(0..roles.len()).collect::<Vec<_>>()),
+            roles[r],
+            seated.len(),
+            if seated.len() == 1 { "" } else { "s" },
+            names(&seated),
+        ),
+        None => format!(
+            "the game `{}` has {} role{} ({}), but {given}",
+            version.key,
+            roles.len(),
+            if roles.len() == 1 { "" } else { "s" },
+            names(&seated),
+        ),
+    }))
+}
+
+/// The request's clocks and delay within what the server allows.
+fn check_limits(req: &MatchRequest) -> Result<(), Error> {
+    for (clock, name) in [(req.startclock, "startclock"), (req.playclock, "playclock")] {
+        if clock > MAX_CLOCK {
+            return Err(Error::BadRequest(format!(
+                "the {name} is {clock} seconds: at most a day ({MAX_CLOCK}) is allowed"
+            )));
+        }
+    }
+    if req.delay > MAX_DELAY_MS {
+        return Err(Error::BadRequest(format!(
+            "the delay is {} ms: at most a minute ({MAX_DELAY_MS} ms) is allowed",
+            req.delay
+        )));
+    }
+    if req.playclock == 0 && req.players.iter().any(|p| p.eq_ignore_ascii_case(HUMAN)) {
+        return Err(Error::BadRequest(
+            "a match with a human seat needs a play clock of at least a second".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The seats of a new match: how the manager reaches each player, the seats as the live
+/// match shows them, the rows recorded, and each human seat's role, token and messages.
+struct Seating {
+    specs: Vec<PlayerSpec>,
+    seats: Vec<Seat>,
+    rows: Vec<NewSeat>,
+    humans: Vec<(
+        usize,
+        String,
+        tokio::sync::mpsc::UnboundedReceiver<SeatMessage>,
+    )>,
+}
+
+/// Seats the named players in the roles `seated`: `human`, a built-in strategy, or a
+/// registered player (at most one role each: the protocol's messages do not say which role
+/// they are for).
+fn seat_players(
+    seated: &[usize],
+    players: &[String],
+    registered: &[Player],
+) -> Result<Seating, Error> {
+    let mut seating = Seating {
+        specs: Vec::new(),
+        seats: Vec::new(),
+        rows: Vec::new(),
+        humans: Vec::new(),
+    };
+    for (&k, name) in seated.iter().zip(players) {
+        let (spec, seat, player, token) = if name.eq_ignore_ascii_case(HUMAN) {
+            let (channel, messages) = SeatChannel::new(HUMAN);
+            let token = auth::new_token();
+            let hash = auth::hash(&token);
+            seating.humans.push((k, token, messages));
+            let seat = Seat {
+                kind: SeatKind::Human,
+                name: HUMAN.into(),
+            };
+            (PlayerSpec::Channel(channel), seat, None, Some(hash))
+        } else if let Some(kind) = StrategyKind::parse(name) {
+            let seat = Seat {
+                kind: SeatKind::Builtin,
+                name: kind.name().into(),
+            };
+            (PlayerSpec::Builtin(kind), seat, None, None)
+        } else if let Some(p) = registered
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+        {
+            if seating
+                .seats
+                .iter()
+                .any(|s| s.kind == SeatKind::Player && s.name == p.name)
+            {
+                return Err(Error::BadRequest(format!(
+                    "`{}` is given for two roles: a player plays one role of a match (the protocol's messages do not say which role they are for)",
+                    p.name
+                )));
+            }
+            let seat = Seat {
+                kind: SeatKind::Player,
+                name: p.name.clone(),
+            };
+            (PlayerSpec::Url(p.url.clone()), seat, Some(p.id), None)
+        } else {
+            return Err(Error::BadRequest(format!(
+                "`{}` is not a player: use a registered player's name, {}, or `{HUMAN}`",
+                name.chars().take(100).collect::<String>(),
+                StrategyKind::NAMES.map(|n| format!("`{n}`")).join(", ")
+            )));
+        };
+        seating.rows.push(NewSeat {
+            seat: k,
+            kind: seat.kind,
+            player,
+            name: seat.name.clone(),
+            token_hash: token,
+        });
+        seating.specs.push(spec);
+        seating.seats.push(seat);
+    }
+    Ok(seating)
+}
+
+/// A slot and the memory the match needs: its game's trial, and a share for each built-in
+/// player (more for a tree search).
+fn admit(
+    gm: &Gamemaster,
+    version: &Version,
+    specs: &[PlayerSpec],
+) -> Result<crate::limits::Admitted, Error> {
+    let builtins: Vec<&StrategyKind> = specs
+        .iter()
+        .filter_map(|s| match s {
+            PlayerSpec::Builtin(kind) => Some(kind),
+            _ => None,
+        })
+        .collect();
+    let searchers = builtins
+        .iter()
+        .filter(|k| matches!(k, StrategyKind::Mcts(_)))
+        .count();
+    let need = gm
+        .admission
+        .need(version.memory, 1 + builtins.len(), searchers);
+    gm.admission.admit(need)
+}
+
+/// Relays each human seat's messages to the live match (its turns), and gives the seat's
+/// link: the match page with the seat's token.
+fn human_seats(
+    live: &Arc<Live>,
+    humans: Vec<(
+        usize,
+        String,
+        tokio::sync::mpsc::UnboundedReceiver<SeatMessage>,
+    )>,
+) -> Vec<SeatLink> {
     let mut links = Vec::new();
     for (k, token, mut messages) in humans {
         let seat_live = live.clone();
@@ -261,18 +330,17 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         });
         links.push(SeatLink {
             seat: k,
-            role: roles[k].clone(),
+            role: live.roles[k].clone(),
             // `?seat=K`: the page shows that role's view only; the token stays in the
             // fragment, which browsers never send.
             url: format!(
                 "/matches/{}?seat={k}#seat={k}&token={token}",
-                crate::pages::path_part(&id)
+                crate::pages::path_part(&live.id)
             ),
             token,
         });
     }
-    tokio::spawn(run(gm.clone(), live, config, specs, stopped, admitted));
-    Ok(Created { id, seats: links })
+    links
 }
 
 /// Runs a match to its end, then takes it off the live list (and gives back its slot and its
