@@ -659,6 +659,83 @@ impl<M: Subject> Run<'_, M> {
         }
     }
 
+    /// What winnability found: for each role no explored terminal state gives 100 (when
+    /// every state was explored: it can never win, or the puzzle has no solution), and a
+    /// one-role game's winning sequence.
+    fn winnability(
+        &self,
+        losers: &[usize],
+        role_names: &[String],
+        exhaustive: bool,
+    ) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        if exhaustive {
+            for &r in losers {
+                let (code, message) = if self.roles == 1 {
+                    (
+                        codes::NO_SOLUTION,
+                        format!(
+                            "the game has no solution: no reachable terminal state gives `{}` 100",
+                            role_names[r]
+                        ),
+                    )
+                } else {
+                    (
+                        codes::NEVER_WINS,
+                        format!(
+                            "`{}` can never win: no reachable terminal state gives it 100",
+                            role_names[r]
+                        ),
+                    )
+                };
+                let best = self.best[r].clone();
+                let message = match &best {
+                    Some((b, _)) => format!("{message} (its best is {b})"),
+                    None => format!("{message} (nor any goal value)"),
+                };
+                findings.push(Finding {
+                    code,
+                    property: Some(if self.roles == 1 {
+                        Property::StronglyWinnable
+                    } else {
+                        Property::WeaklyWinnable
+                    }),
+                    role: Some((r, role_names[r].clone())),
+                    message,
+                    items: best.iter().map(|(b, _)| b.to_string()).collect(),
+                    states: 0,
+                    moves: best.map(|(_, p)| self.texts(&p)),
+                    cycle_from: None,
+                });
+            }
+        }
+        if self.roles == 1
+            && let Some((100, path)) = self.best[0].clone()
+        {
+            findings.push(Finding {
+                code: codes::WINNING_SEQUENCE,
+                property: Some(Property::StronglyWinnable),
+                role: Some((0, role_names[0].clone())),
+                message: format!(
+                    "`{}` wins with 100 in {} move{}{}",
+                    role_names[0],
+                    path.len(),
+                    if path.len() == 1 { "" } else { "s" },
+                    if exhaustive {
+                        ", the fewest possible"
+                    } else {
+                        ""
+                    }
+                ),
+                items: Vec::new(),
+                states: 0,
+                moves: Some(self.texts(&path)),
+                cycle_from: None,
+            });
+        }
+        findings
+    }
+
     fn report(
         mut self,
         elapsed: Duration,
@@ -740,70 +817,7 @@ impl<M: Subject> Run<'_, M> {
         } else {
             weakly.clone()
         };
-        if exhaustive {
-            for &r in &losers {
-                let (code, message) = if self.roles == 1 {
-                    (
-                        codes::NO_SOLUTION,
-                        format!(
-                            "the game has no solution: no reachable terminal state gives `{}` 100",
-                            role_names[r]
-                        ),
-                    )
-                } else {
-                    (
-                        codes::NEVER_WINS,
-                        format!(
-                            "`{}` can never win: no reachable terminal state gives it 100",
-                            role_names[r]
-                        ),
-                    )
-                };
-                let best = self.best[r].clone();
-                let message = match &best {
-                    Some((b, _)) => format!("{message} (its best is {b})"),
-                    None => format!("{message} (nor any goal value)"),
-                };
-                findings.push(Finding {
-                    code,
-                    property: Some(if self.roles == 1 {
-                        Property::StronglyWinnable
-                    } else {
-                        Property::WeaklyWinnable
-                    }),
-                    role: Some((r, role_names[r].clone())),
-                    message,
-                    items: best.iter().map(|(b, _)| b.to_string()).collect(),
-                    states: 0,
-                    moves: best.map(|(_, p)| self.texts(&p)),
-                    cycle_from: None,
-                });
-            }
-        }
-        if self.roles == 1
-            && let Some((100, path)) = self.best[0].clone()
-        {
-            findings.push(Finding {
-                code: codes::WINNING_SEQUENCE,
-                property: Some(Property::StronglyWinnable),
-                role: Some((0, role_names[0].clone())),
-                message: format!(
-                    "`{}` wins with 100 in {} move{}{}",
-                    role_names[0],
-                    path.len(),
-                    if path.len() == 1 { "" } else { "s" },
-                    if exhaustive {
-                        ", the fewest possible"
-                    } else {
-                        ""
-                    }
-                ),
-                items: Vec::new(),
-                states: 0,
-                moves: Some(self.texts(&path)),
-                cycle_from: None,
-            });
-        }
+        findings.extend(self.winnability(&losers, &role_names, exhaustive));
         let found = std::mem::take(&mut self.found);
         for ((kind, role), f) in found {
             findings.push(self.finding(kind, role, f, &role_names, exhaustive));
@@ -895,13 +909,6 @@ impl<M: Subject> Run<'_, M> {
             }
         };
         let values: Vec<String> = f.items.iter().map(|&(_, v)| self.text(v)).collect();
-        let quoted = |items: &[String], limit: usize| -> String {
-            let mut out: Vec<String> = items.iter().take(limit).map(|i| format!("`{i}`")).collect();
-            if items.len() > limit {
-                out.push(format!("and {} more", items.len() - limit));
-            }
-            out.join(", ")
-        };
         let (code, property, message, items) = match kind {
             Kind::Cycle => (
                 codes::CYCLE,
@@ -1047,4 +1054,13 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// The first `limit` items, quoted, and how many more there are.
+fn quoted(items: &[String], limit: usize) -> String {
+    let mut out: Vec<String> = items.iter().take(limit).map(|i| format!("`{i}`")).collect();
+    if items.len() > limit {
+        out.push(format!("and {} more", items.len() - limit));
+    }
+    out.join(", ")
 }
