@@ -7,6 +7,9 @@
 //! [`server`] is the loop; [`features`] computes each answer; [`transport`] reads and writes
 //! the protocol's frames, with limits on what a client can make it read.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 pub mod analysis;
 pub mod docs;
 pub mod document;

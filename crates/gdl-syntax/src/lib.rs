@@ -4,6 +4,9 @@
 //! Parsing never fails: [`parse`] returns the tree, the GDL items it could read and a list of
 //! diagnostics. Bad input is data.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 pub mod ast;
 pub mod codes;
 pub mod cst;

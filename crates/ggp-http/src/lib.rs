@@ -24,6 +24,9 @@
 //! A response body being sent (a page, a stream of server-sent events) keeps its connection
 //! busy until it ends.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;

@@ -27,6 +27,9 @@
 //! match runs on the threads that charge its account, so the error is what crosses between
 //! a match and the rest of the server (a state handed to a page, say), small beside a budget.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering::Relaxed};

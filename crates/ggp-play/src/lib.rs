@@ -11,6 +11,9 @@
 //! through [`HyperPlayStrategy`] (a tree search in each of a sample of the possible states). A user's player implements [`Strategy`] and hands a
 //! [`StrategyFactory`] to [`serve`].
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 mod basic;
 mod game;
 pub mod mcts;

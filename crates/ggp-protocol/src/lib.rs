@@ -7,6 +7,9 @@
 //! (<rules>) <clock>)`, where `<moves>` is `NIL` or a list with a move per role. Terms (roles,
 //! moves, the rules) are kept as the text the sender wrote; the reasoner reads them.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 mod message;
 
 pub use message::{InfoReply, ProtocolError, Reply, Request, Start, Turn, move_candidates};

@@ -15,6 +15,9 @@
 //! only this site's own scripts and styles. Writes need a token ([`auth`]). Request bodies are
 //! limited to [`MAX_BODY`] (rules to [`games::MAX_RULES`]).
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 pub mod api;
 pub mod assets;
 pub mod auth;

@@ -3,6 +3,9 @@
 //! Corpus-wide tests call [`shared_dir`] and, when it is absent, print why they skip and pass:
 //! the data is others' work and is not part of the project.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 use std::path::{Path, PathBuf};
 
 /// The shared folder, if present.
