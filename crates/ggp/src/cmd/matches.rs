@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ggp_match::{
-    DEFAULT_MAX_STEPS, Event, MatchConfig, MatchError, MatchRecord, PlayerSpec, PlayerUrl, Store,
-    ping, run_match_until,
+    DEFAULT_MAX_STEPS, Event, Finished, MatchConfig, MatchError, MatchRecord, MatchWriter,
+    PlayerSpec, PlayerUrl, Store, ping, run_match_until,
 };
 
 use crate::cmd::records::open_store;
@@ -93,61 +93,127 @@ pub(crate) fn id_part(stem: &str) -> String {
 /// How long the players get to answer the INFO sent before START.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Reports a refusal or a failure on standard error; the exit status to end with.
+fn fail(message: String, status: u8) -> u8 {
+    errln!("ggp match: {message}");
+    status
+}
+
+/// What `ggp match` has checked and set up before any player is contacted, and what its
+/// later steps share.
+struct Setup {
+    runtime: tokio::runtime::Runtime,
+    store: Option<Store>,
+    input: input::Input,
+    match_id: String,
+    /// Set once standard output is closed by its reader (`| head`).
+    closed: Arc<AtomicBool>,
+    /// Set once the `--json` file cannot be written.
+    json_failed: Arc<AtomicBool>,
+}
+
+/// The match to play: its configuration and a player for each role.
+struct Lineup {
+    config: MatchConfig,
+    players: Vec<PlayerSpec>,
+}
+
 pub fn run(args: Args) -> u8 {
-    let fail = |message: String, status: u8| {
-        errln!("ggp match: {message}");
-        status
+    let (setup, lineup) = match prepare(&args) {
+        Ok(prepared) => prepared,
+        Err(status) => return status,
     };
+    if let Err(status) = setup.contact_players(&lineup.players, args.strict) {
+        return status;
+    }
+    let outcome = setup.play(lineup, args.json.clone());
+    let status = setup.report(outcome);
+    if setup.json_failed.load(Ordering::SeqCst) && status == SUCCESS {
+        return USAGE_OR_IO;
+    }
+    status
+}
+
+/// Checks the arguments, reads the game and opens the database; the exit status, once the
+/// refusal is reported, when something is wrong.
+fn prepare(args: &Args) -> Result<(Setup, Lineup), u8> {
     // Everything that can be refused is refused before any player is contacted.
     if let Some(path) = &args.json
         && let Err(e) = input::check_writable(path)
     {
-        return fail(e, USAGE_OR_IO);
+        return Err(fail(e, USAGE_OR_IO));
     }
-    let input = match input::read(&args.game) {
-        Ok(input) => input,
-        Err(message) => return fail(message, USAGE_OR_IO),
+    let input = read_game(&args.game)?;
+    let players = parse_players(args)?;
+    let config = match_config(args, &input);
+    let store = open_store(args.db.as_ref(), args.no_db).map_err(|e| fail(e, USAGE_OR_IO))?;
+    let runtime = runtime().map_err(|e| fail(e, USAGE_OR_IO))?;
+    let setup = Setup {
+        runtime,
+        store,
+        input,
+        match_id: config.match_id.clone(),
+        closed: Arc::new(AtomicBool::new(false)),
+        json_failed: Arc::new(AtomicBool::new(false)),
     };
+    Ok((setup, Lineup { config, players }))
+}
+
+/// Reads the game description, refused when it is not valid UTF-8 outside its comments.
+fn read_game(path: &std::path::Path) -> Result<input::Input, u8> {
+    let input = input::read(path).map_err(|message| fail(message, USAGE_OR_IO))?;
     if let Some(bad) = input.decode_diagnostics.iter().find(|d| d.is_error()) {
-        return fail(
+        return Err(fail(
             format!(
                 "{}: {} (at byte {}; see `ggp check`)",
                 input.name, bad.message, bad.span.start
             ),
             INPUT_ERRORS,
-        );
+        ));
     }
+    Ok(input)
+}
+
+/// The players given, one URL for one player unless `--allow-same-url`.
+fn parse_players(args: &Args) -> Result<Vec<PlayerSpec>, u8> {
     let mut players = Vec::new();
     for spec in &args.players {
         match PlayerSpec::parse(spec) {
             Ok(p) => players.push(p),
-            Err(e) => return fail(e, USAGE_OR_IO),
+            Err(e) => return Err(fail(e, USAGE_OR_IO)),
         }
     }
-    if !args.allow_same_url {
-        // Two spellings of one address are one player.
-        let normal: Vec<Option<String>> = players
-            .iter()
-            .map(|p| {
-                p.url()
-                    .and_then(|u| PlayerUrl::parse(u).ok().map(|u| u.to_string()))
-            })
-            .collect();
-        for (k, p) in players.iter().enumerate() {
-            if let Some(url) = p.url()
-                && let Some(j) = (0..k).find(|&j| normal[j].is_some() && normal[j] == normal[k])
-            {
-                return fail(
-                    format!(
-                        "{url} is given for players {} and {}: a player plays one role of a match (the protocol's messages do not say which role they are for), so run one player per role (another port), or pass --allow-same-url if this player knows",
-                        j + 1,
-                        k + 1
-                    ),
-                    USAGE_OR_IO,
-                );
-            }
+    if args.allow_same_url {
+        return Ok(players);
+    }
+    // Two spellings of one address are one player.
+    let normal: Vec<Option<String>> = players
+        .iter()
+        .map(|p| {
+            p.url()
+                .and_then(|u| PlayerUrl::parse(u).ok().map(|u| u.to_string()))
+        })
+        .collect();
+    for (k, p) in players.iter().enumerate() {
+        if let Some(url) = p.url()
+            && let Some(j) = (0..k).find(|&j| normal[j].is_some() && normal[j] == normal[k])
+        {
+            return Err(fail(
+                format!(
+                    "{url} is given for players {} and {}: a player plays one role of a match (the protocol's messages do not say which role they are for), so run one player per role (another port), or pass --allow-same-url if this player knows",
+                    j + 1,
+                    k + 1
+                ),
+                USAGE_OR_IO,
+            ));
         }
     }
+    Ok(players)
+}
+
+/// The match's configuration from the arguments, its id by default from the game's file name
+/// and the time.
+fn match_config(args: &Args, input: &input::Input) -> MatchConfig {
     let stem = args
         .game
         .file_stem()
@@ -155,7 +221,7 @@ pub fn run(args: Args) -> u8 {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    let config = MatchConfig {
+    MatchConfig {
         match_id: args
             .id
             .clone()
@@ -168,126 +234,235 @@ pub fn run(args: Args) -> u8 {
         seed: args.seed,
         max_steps: args.max_steps,
         memory: None,
-    };
-    let store = match open_store(args.db.as_ref(), args.no_db) {
-        Ok(store) => store,
-        Err(e) => return fail(e, USAGE_OR_IO),
-    };
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(e) => return fail(e, USAGE_OR_IO),
-    };
-    let urls: Vec<(usize, String)> = players
-        .iter()
-        .enumerate()
-        .filter_map(|(k, p)| p.url().map(|u| (k, u.to_string())))
-        .collect();
-    // Host names are looked up, and every remote player asked for INFO, before the match: a
-    // typo or a player that is not running is reported now, not as a substituted move at every
-    // step.
-    let contacted = runtime.block_on(contact_players(&urls));
-    let mut unreachable = 0;
-    for (k, url, outcome) in &contacted {
-        match outcome {
-            Contact::NoSuchHost(e) => {
-                return fail(
-                    format!("player {} ({url}): cannot find the host: {e}", k + 1),
-                    USAGE_OR_IO,
-                );
-            }
-            Contact::Unreachable(e) => {
-                unreachable += 1;
-                errln!(
-                    "ggp match: {}: player {} ({url}) does not answer: {e}",
-                    if args.strict { "error" } else { "warning" },
-                    k + 1
-                );
-            }
-            Contact::Answered(info) => {
-                let about = match info {
-                    Some(info) => format!(
-                        "{}{}",
-                        info.name.as_deref().unwrap_or("(no name)"),
-                        info.status
-                            .as_deref()
-                            .map_or(String::new(), |s| format!(", {s}"))
-                    ),
-                    None => "answers (not INFO)".into(),
-                };
-                errln!("ggp match: player {} ({url}): {about}", k + 1);
+    }
+}
+
+impl Setup {
+    /// Looks up the remote players' hosts and asks each for INFO, saying what became of each;
+    /// the exit status when the match cannot start (an unknown host, or with `strict` a player
+    /// that does not answer).
+    fn contact_players(&self, players: &[PlayerSpec], strict: bool) -> Result<(), u8> {
+        let urls: Vec<(usize, String)> = players
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| p.url().map(|u| (k, u.to_string())))
+            .collect();
+        // Host names are looked up, and every remote player asked for INFO, before the match:
+        // a typo or a player that is not running is reported now, not as a substituted move at
+        // every step.
+        let contacted = self.runtime.block_on(contact_players(&urls));
+        let mut unreachable = 0;
+        for (k, url, outcome) in &contacted {
+            match outcome {
+                Contact::NoSuchHost(e) => {
+                    return Err(fail(
+                        format!("player {} ({url}): cannot find the host: {e}", k + 1),
+                        USAGE_OR_IO,
+                    ));
+                }
+                Contact::Unreachable(e) => {
+                    unreachable += 1;
+                    errln!(
+                        "ggp match: {}: player {} ({url}) does not answer: {e}",
+                        if strict { "error" } else { "warning" },
+                        k + 1
+                    );
+                }
+                Contact::Answered(info) => {
+                    let about = match info {
+                        Some(info) => format!(
+                            "{}{}",
+                            info.name.as_deref().unwrap_or("(no name)"),
+                            info.status
+                                .as_deref()
+                                .map_or(String::new(), |s| format!(", {s}"))
+                        ),
+                        None => "answers (not INFO)".into(),
+                    };
+                    errln!("ggp match: player {} ({url}): {about}", k + 1);
+                }
             }
         }
-    }
-    if unreachable > 0 {
-        if args.strict {
-            return fail(
-                format!(
-                    "{unreachable} player{} cannot be reached; not starting (--strict)",
-                    if unreachable == 1 { "" } else { "s" }
-                ),
-                USAGE_OR_IO,
+        if unreachable > 0 {
+            if strict {
+                return Err(fail(
+                    format!(
+                        "{unreachable} player{} cannot be reached; not starting (--strict)",
+                        if unreachable == 1 { "" } else { "s" }
+                    ),
+                    USAGE_OR_IO,
+                ));
+            }
+            errln!(
+                "ggp match: playing anyway: the moves of a player that does not answer are replaced by random legal moves (--strict refuses to start)"
             );
         }
-        errln!(
-            "ggp match: playing anyway: the moves of a player that does not answer are replaced by random legal moves (--strict refuses to start)"
-        );
+        Ok(())
     }
-    let json_failed = Arc::new(AtomicBool::new(false));
-    let write_json = {
-        let json_path = args.json.clone();
-        let json_failed = json_failed.clone();
-        move |record: &MatchRecord| {
-            if let Some(path) = &json_path
-                && !json_failed.load(Ordering::SeqCst)
-                && let Err(e) = input::write_atomically(path, &record.to_json())
-            {
-                json_failed.store(true, Ordering::SeqCst);
-                errln!("ggp match: {e} (the match goes on; it is recorded in the database)");
-            }
-        }
-    };
-    // After every step: the JSON file (if asked), and the database, whose commit the manager
-    // waits for before it sends the next PLAY.
-    let save = {
-        let mut writer = store.as_ref().map(Store::writer);
-        move |record: &MatchRecord| {
-            write_json(record);
-            let committed = writer.as_mut().map(|w| w.save(record));
-            async move {
-                match committed {
-                    Some(committed) => committed.await.map_err(|e| e.to_string()),
-                    None => Ok(()),
-                }
-            }
-        }
-    };
-    // Each role's player's name (in a GDL-II game, the `random` role's is the manager).
-    let mut names: Vec<String> = Vec::new();
-    let match_id = config.match_id.clone();
-    // Standard output closed by its reader (`| head`): the match is aborted, as on Ctrl-C.
-    let output_closed = Arc::new(tokio::sync::Notify::new());
-    let closed_flag = Arc::new(AtomicBool::new(false));
-    let outcome = runtime.block_on(async {
-        let print = |line: String| {
-            if closed_flag.load(Ordering::SeqCst) {
-                return;
-            }
-            if let Err(e) = out::print(&line) {
-                closed_flag.store(true, Ordering::SeqCst);
-                if !out::is_closed(&e) {
-                    errln!("ggp match: cannot write standard output: {e}");
-                }
-                output_closed.notify_one();
-            }
+
+    /// Plays the match, printing each step, saving the record after each (to the database and
+    /// to `json`), until it ends, Ctrl-C, or standard output is closed.
+    fn play(&self, lineup: Lineup, json: Option<PathBuf>) -> Result<Finished, MatchError> {
+        let mut saver = Saver {
+            writer: self.store.as_ref().map(Store::writer),
+            json,
+            json_failed: self.json_failed.clone(),
         };
-        let events = |event: Event<'_>| match event {
+        let mut screen = Screen {
+            names: Vec::new(),
+            closed: self.closed.clone(),
+            output_closed: Arc::new(tokio::sync::Notify::new()),
+        };
+        let output_closed = screen.output_closed.clone();
+        self.runtime.block_on(async {
+            let stop = async {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => "Ctrl-C".to_string(),
+                    () = output_closed.notified() => "the standard output of `ggp match` was closed".to_string(),
+                }
+            };
+            run_match_until(
+                lineup.config,
+                lineup.players,
+                |event| screen.show(event),
+                |record| saver.save(record),
+                stop,
+            )
+            .await
+        })
+    }
+
+    /// Says how the match ended; the exit status.
+    fn report(&self, outcome: Result<Finished, MatchError>) -> u8 {
+        match outcome {
+            Err(MatchError::Stopped(reason)) => {
+                self.recorded_in("aborted");
+                let status = if self.closed.load(Ordering::SeqCst) {
+                    OUTPUT_CLOSED
+                } else {
+                    INTERRUPTED
+                };
+                fail(format!("aborted: {reason}"), status)
+            }
+            Err(e @ (MatchError::Record(_) | MatchError::Players(_))) => {
+                fail(e.to_string(), USAGE_OR_IO)
+            }
+            Err(e @ MatchError::Rules(_)) => {
+                fail(format!("{}: {e}", self.input.name), INPUT_ERRORS)
+            }
+            Err(e @ (MatchError::Game(_) | MatchError::TooLong(_))) => {
+                self.recorded_in("aborted");
+                fail(format!("{}: {e}", self.input.name), INPUT_ERRORS)
+            }
+            Ok(finished) => {
+                self.print_results(&finished);
+                self.recorded_in("finished");
+                SUCCESS
+            }
+        }
+    }
+
+    /// The table of a finished match's roles, players, errors and goals, and a warning for
+    /// each player with errors.
+    fn print_results(&self, finished: &Finished) {
+        let record = &finished.record;
+        let mut table = String::new();
+        table.push_str(&format!("\nreasoner: {}\n", finished.reasoner));
+        table.push_str(&format!(
+            "{:<12} {:<32} {:>6} {:>5}\n",
+            "role", "player", "errors", "goal"
+        ));
+        for (k, ((role, player), goal)) in record
+            .game_role_names
+            .iter()
+            .zip(&record.player_names_from_host)
+            .zip(&record.goal_values)
+            .enumerate()
+        {
+            let errors = error_count(record, k);
+            table.push_str(&format!("{role:<12} {player:<32} {errors:>6} {goal:>5}\n"));
+        }
+        if out::print(&table).is_err() {
+            self.closed.store(true, Ordering::SeqCst);
+        }
+        for (k, player) in record.player_names_from_host.iter().enumerate() {
+            let errors = error_count(record, k);
+            if errors > 0 {
+                errln!(
+                    "ggp match: warning: {player} ({}): {errors} error{} (START or moves; `ggp matches show {}` lists them)",
+                    record.game_role_names[k],
+                    if errors == 1 { "" } else { "s" },
+                    self.match_id
+                );
+            }
+        }
+    }
+
+    /// Says where the match is recorded, if it is, and how (`finished`, `aborted`).
+    fn recorded_in(&self, status: &str) {
+        if let Some(store) = &self.store {
+            let line = format!(
+                "match {} ({status}) is recorded in {}\n",
+                self.match_id,
+                store.path().display()
+            );
+            // After its reader went away, standard error says it.
+            if self.closed.load(Ordering::SeqCst) || out::print(&line).is_err() {
+                errln!("ggp match: {}", line.trim_end());
+            }
+        }
+    }
+}
+
+/// Where the record goes after every step: the JSON file (if asked), and the database, whose
+/// commit the manager waits for before it sends the next PLAY.
+struct Saver {
+    writer: Option<MatchWriter>,
+    json: Option<PathBuf>,
+    /// Set once the JSON file cannot be written: it is not tried again, and the match goes on.
+    json_failed: Arc<AtomicBool>,
+}
+
+impl Saver {
+    fn save(&mut self, record: &MatchRecord) -> impl Future<Output = Result<(), String>> + use<> {
+        if let Some(path) = &self.json
+            && !self.json_failed.load(Ordering::SeqCst)
+            && let Err(e) = input::write_atomically(path, &record.to_json())
+        {
+            self.json_failed.store(true, Ordering::SeqCst);
+            errln!("ggp match: {e} (the match goes on; it is recorded in the database)");
+        }
+        let committed = self.writer.as_mut().map(|w| w.save(record));
+        async move {
+            match committed {
+                Some(committed) => committed.await.map_err(|e| e.to_string()),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// The match's steps on standard output, as they are played.
+struct Screen {
+    /// Each role's player's name (in a GDL-II game, the `random` role's is the manager).
+    names: Vec<String>,
+    /// Set once standard output is closed by its reader; nothing more is written to it.
+    closed: Arc<AtomicBool>,
+    /// Told when standard output is closed by its reader (`| head`): the match is aborted, as
+    /// on Ctrl-C.
+    output_closed: Arc<tokio::sync::Notify>,
+}
+
+impl Screen {
+    fn show(&mut self, event: Event<'_>) {
+        match event {
             Event::Started { errors, players } => {
-                names = players.to_vec();
+                self.names = players.to_vec();
                 for e in errors {
-                    print(format!(
+                    self.print(format!(
                         "START: player {} ({}): {}\n",
                         e.player + 1,
-                        names[e.player],
+                        self.names[e.player],
                         e.text()
                     ));
                 }
@@ -295,89 +470,26 @@ pub fn run(args: Args) -> u8 {
             Event::Step(p) => {
                 let mut line = format!("step {:>3}: {}", p.step + 1, p.moves.join("  "));
                 for e in &p.errors {
-                    line.push_str(&format!("   [{}: {}]", names[e.player], e.text()));
+                    line.push_str(&format!("   [{}: {}]", self.names[e.player], e.text()));
                 }
                 line.push('\n');
-                print(line);
-            }
-        };
-        let stop = async {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => "Ctrl-C".to_string(),
-                () = output_closed.notified() => "the standard output of `ggp match` was closed".to_string(),
-            }
-        };
-        run_match_until(config, players, events, save, stop).await
-    });
-    let recorded_in = |status: &str| {
-        if let Some(store) = &store {
-            let line = format!(
-                "match {match_id} ({status}) is recorded in {}\n",
-                store.path().display()
-            );
-            // After its reader went away, standard error says it.
-            if closed_flag.load(Ordering::SeqCst) || out::print(&line).is_err() {
-                errln!("ggp match: {}", line.trim_end());
+                self.print(line);
             }
         }
-    };
-    let status = match outcome {
-        Err(MatchError::Stopped(reason)) => {
-            recorded_in("aborted");
-            let status = if closed_flag.load(Ordering::SeqCst) {
-                OUTPUT_CLOSED
-            } else {
-                INTERRUPTED
-            };
-            fail(format!("aborted: {reason}"), status)
-        }
-        Err(e @ (MatchError::Record(_) | MatchError::Players(_))) => {
-            fail(e.to_string(), USAGE_OR_IO)
-        }
-        Err(e @ MatchError::Rules(_)) => fail(format!("{}: {e}", input.name), INPUT_ERRORS),
-        Err(e @ (MatchError::Game(_) | MatchError::TooLong(_))) => {
-            recorded_in("aborted");
-            fail(format!("{}: {e}", input.name), INPUT_ERRORS)
-        }
-        Ok(finished) => {
-            let record = finished.record;
-            let mut table = String::new();
-            table.push_str(&format!("\nreasoner: {}\n", finished.reasoner));
-            table.push_str(&format!(
-                "{:<12} {:<32} {:>6} {:>5}\n",
-                "role", "player", "errors", "goal"
-            ));
-            for (k, ((role, player), goal)) in record
-                .game_role_names
-                .iter()
-                .zip(&record.player_names_from_host)
-                .zip(&record.goal_values)
-                .enumerate()
-            {
-                let errors = error_count(&record, k);
-                table.push_str(&format!("{role:<12} {player:<32} {errors:>6} {goal:>5}\n"));
-            }
-            if out::print(&table).is_err() {
-                closed_flag.store(true, Ordering::SeqCst);
-            }
-            for (k, player) in record.player_names_from_host.iter().enumerate() {
-                let errors = error_count(&record, k);
-                if errors > 0 {
-                    errln!(
-                        "ggp match: warning: {player} ({}): {errors} error{} (START or moves; `ggp matches show {match_id}` lists them)",
-                        record.game_role_names[k],
-                        if errors == 1 { "" } else { "s" }
-                    );
-                }
-            }
-            recorded_in("finished");
-            SUCCESS
-        }
-    };
-    if json_failed.load(Ordering::SeqCst) && status == SUCCESS {
-        return USAGE_OR_IO;
     }
-    status
+
+    fn print(&self, line: String) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Err(e) = out::print(&line) {
+            self.closed.store(true, Ordering::SeqCst);
+            if !out::is_closed(&e) {
+                errln!("ggp match: cannot write standard output: {e}");
+            }
+            self.output_closed.notify_one();
+        }
+    }
 }
 
 /// A player's errors in a record: a failed START, and each step whose move was substituted.
