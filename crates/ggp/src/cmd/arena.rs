@@ -3,11 +3,13 @@
 //! confidence interval, wins, draws and losses, simulations (random playouts) and search
 //! iterations per second, and time per move.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ggp_match::{
-    DEFAULT_MAX_STEPS, MatchConfig, MatchError, MatchRecord, PlayerSpec, Store, run_match_until,
+    DEFAULT_MAX_STEPS, Finished, MatchConfig, MatchError, MatchRecord, PlayerSpec, Store,
+    run_match_until,
 };
 use ggp_play::PlayerStats;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -166,100 +168,191 @@ fn error_count(record: &MatchRecord, player: usize) -> u64 {
             .count() as u64
 }
 
+/// Reports a refusal or a failure on standard error; the exit status to end with.
+fn fail(message: String, status: u8) -> u8 {
+    errln!("ggp arena: {message}");
+    status
+}
+
+/// What the arena's steps share: the arguments, the game and the players checked, the
+/// database and the runtime.
+struct Arena<'a> {
+    args: &'a Args,
+    input: input::Input,
+    players: Vec<PlayerSpec>,
+    roles: usize,
+    /// The game's part of the match ids, and its name in the results.
+    stem: String,
+    runtime: tokio::runtime::Runtime,
+    store: Option<Store>,
+    /// The start time, in milliseconds, in the match ids.
+    now: u128,
+}
+
+/// What the matches came to.
+struct Results {
+    /// Each player's results, in the order the players were given.
+    tallies: Vec<Tally>,
+    played: u64,
+    /// Matches aborted by an error of the game (not counted).
+    aborted: u64,
+    status: u8,
+}
+
 pub fn run(args: Args) -> u8 {
-    let fail = |message: String, status: u8| {
-        errln!("ggp arena: {message}");
-        status
+    let arena = match Arena::prepare(&args) {
+        Ok(arena) => arena,
+        Err(status) => return status,
     };
-    if let Some(path) = &args.json
-        && let Err(e) = input::check_writable(path)
-    {
-        return fail(e, USAGE_OR_IO);
+    let results = arena.play_all();
+    if let Some(store) = &arena.store {
+        let _ = arena.runtime.block_on(store.flush());
     }
-    let input = match input::read(&args.game) {
-        Ok(input) => input,
-        Err(message) => return fail(message, USAGE_OR_IO),
-    };
-    let mut players = Vec::new();
-    for spec in &args.players {
-        match PlayerSpec::parse(spec) {
-            Ok(p) => players.push(p),
-            Err(e) => return fail(e, USAGE_OR_IO),
+    arena.report(&results)
+}
+
+impl<'a> Arena<'a> {
+    /// Checks the arguments against the game and opens the database; the exit status, once
+    /// the refusal is reported, when something is wrong.
+    fn prepare(args: &'a Args) -> Result<Self, u8> {
+        if let Some(path) = &args.json
+            && let Err(e) = input::check_writable(path)
+        {
+            return Err(fail(e, USAGE_OR_IO));
         }
-    }
-    let roles = match ggp_play::load(&input.text) {
-        Ok(machine) => gdl_reason::StateMachine::roles(&machine).len(),
-        Err(first) => {
-            return fail(
-                format!("{}: the rules cannot be played: {first}", input.name),
-                INPUT_ERRORS,
+        let input = input::read(&args.game).map_err(|message| fail(message, USAGE_OR_IO))?;
+        let mut players = Vec::new();
+        for spec in &args.players {
+            match PlayerSpec::parse(spec) {
+                Ok(p) => players.push(p),
+                Err(e) => return Err(fail(e, USAGE_OR_IO)),
+            }
+        }
+        let roles = match ggp_play::load(&input.text) {
+            Ok(machine) => gdl_reason::StateMachine::roles(&machine).len(),
+            Err(first) => {
+                return Err(fail(
+                    format!("{}: the rules cannot be played: {first}", input.name),
+                    INPUT_ERRORS,
+                ));
+            }
+        };
+        if roles != players.len() {
+            return Err(fail(
+                format!(
+                    "{} has {roles} role{}, but {} player{} given",
+                    input.name,
+                    if roles == 1 { "" } else { "s" },
+                    players.len(),
+                    if players.len() == 1 { " was" } else { "s were" }
+                ),
+                USAGE_OR_IO,
+            ));
+        }
+        if !args.matches.is_multiple_of(roles) {
+            errln!(
+                "ggp arena: note: {} matches are not a multiple of the {roles} roles: some players play some roles once more",
+                args.matches
             );
         }
-    };
-    if roles != players.len() {
-        return fail(
-            format!(
-                "{} has {roles} role{}, but {} player{} given",
-                input.name,
-                if roles == 1 { "" } else { "s" },
-                players.len(),
-                if players.len() == 1 { " was" } else { "s were" }
-            ),
-            USAGE_OR_IO,
-        );
-    }
-    if !args.matches.is_multiple_of(roles) {
-        errln!(
-            "ggp arena: note: {} matches are not a multiple of the {roles} roles: some players play some roles once more",
-            args.matches
-        );
-    }
-    let stem = args
-        .game
-        .file_stem()
-        .map_or("game".into(), |s| id_part(&s.to_string_lossy()));
-    let store = match open_store(args.db.as_ref(), args.no_db) {
-        Ok(store) => store,
-        Err(e) => return fail(e, USAGE_OR_IO),
-    };
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(e) => return fail(e, USAGE_OR_IO),
-    };
-    let mut tallies: Vec<Tally> = players
-        .iter()
-        .map(|p| Tally {
-            name: p.name(),
-            ..Tally::default()
+        let stem = args
+            .game
+            .file_stem()
+            .map_or("game".into(), |s| id_part(&s.to_string_lossy()));
+        let store = open_store(args.db.as_ref(), args.no_db).map_err(|e| fail(e, USAGE_OR_IO))?;
+        let runtime = runtime().map_err(|e| fail(e, USAGE_OR_IO))?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        Ok(Arena {
+            args,
+            input,
+            players,
+            roles,
+            stem,
+            runtime,
+            store,
+            now,
         })
-        .collect();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let bar = ProgressBar::new(args.matches as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} matches [{elapsed} < {eta}] {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let mut status = SUCCESS;
-    let mut played = 0u64;
-    let mut aborted = 0u64;
-    for k in 0..args.matches {
-        let seats = seating(players.len(), k as u64);
-        let config = MatchConfig {
-            match_id: format!("ggp.arena.{stem}.{now}.{}", k + 1),
-            game_name: stem.clone(),
-            rules: input.text.clone(),
+    }
+
+    /// Plays the matches one after the other, with a progress bar, until all are played or
+    /// one fails in a way that ends the arena.
+    fn play_all(&self) -> Results {
+        let bar = ProgressBar::new(self.args.matches as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} matches [{elapsed} < {eta}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        let mut results = Results {
+            tallies: self
+                .players
+                .iter()
+                .map(|p| Tally {
+                    name: p.name(),
+                    ..Tally::default()
+                })
+                .collect(),
+            played: 0,
+            aborted: 0,
+            status: SUCCESS,
+        };
+        for k in 0..self.args.matches {
+            let seats = seating(self.players.len(), k as u64);
+            let config = self.config(k);
+            let match_id = config.match_id.clone();
+            match self.play(config, &seats) {
+                Ok(finished) => {
+                    results.add(&seats, &finished);
+                    bar.set_message(
+                        results
+                            .tallies
+                            .iter()
+                            .map(|t| format!("{} {:.1}", t.name, t.mean()))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    );
+                    bar.inc(1);
+                }
+                Err(e) => match self.failed(k, &match_id, e, &bar) {
+                    ControlFlow::Break(status) => {
+                        results.status = status;
+                        break;
+                    }
+                    ControlFlow::Continue(status) => {
+                        results.aborted += 1;
+                        results.status = status;
+                        bar.inc(1);
+                    }
+                },
+            }
+        }
+        if results.status != INTERRUPTED && results.status != USAGE_OR_IO {
+            bar.finish_and_clear();
+        }
+        results
+    }
+
+    /// The configuration of match `k` (from 0).
+    fn config(&self, k: usize) -> MatchConfig {
+        let args = self.args;
+        MatchConfig {
+            match_id: format!("ggp.arena.{}.{}.{}", self.stem, self.now, k + 1),
+            game_name: self.stem.clone(),
+            rules: self.input.text.clone(),
             start_clock: Duration::from_secs(args.startclock),
             play_clock: Duration::from_secs(args.playclock),
             grace: Duration::from_millis(args.grace_ms),
             seed: args.seed.wrapping_add(k as u64),
             max_steps: args.max_steps,
             memory: None,
-        };
-        let match_id = config.match_id.clone();
-        let specs: Vec<PlayerSpec> = seats.iter().map(|&p| players[p].clone()).collect();
-        let mut writer = store.as_ref().map(Store::writer);
+        }
+    }
+
+    /// Plays one match with the players in `seats`, recorded in the database step by step.
+    fn play(&self, config: MatchConfig, seats: &[usize]) -> Result<Finished, MatchError> {
+        let specs: Vec<PlayerSpec> = seats.iter().map(|&p| self.players[p].clone()).collect();
+        let mut writer = self.store.as_ref().map(Store::writer);
         let save = move |record: &MatchRecord| {
             let committed = writer.as_mut().map(|w| w.save(record));
             async move {
@@ -273,27 +366,36 @@ pub fn run(args: Args) -> u8 {
             let _ = tokio::signal::ctrl_c().await;
             "Ctrl-C".to_string()
         };
-        let result = runtime.block_on(run_match_until(config, specs, |_| {}, save, stop));
-        match result {
-            Err(MatchError::Stopped(reason)) => {
+        self.runtime
+            .block_on(run_match_until(config, specs, |_| {}, save, stop))
+    }
+
+    /// Reports match `k` (from 0) that did not finish: the arena ends with the exit status
+    /// (`Break`), or goes on without it (`Continue`, with the exit status to end with).
+    fn failed(
+        &self,
+        k: usize,
+        match_id: &str,
+        error: MatchError,
+        bar: &ProgressBar,
+    ) -> ControlFlow<u8, u8> {
+        match error {
+            MatchError::Stopped(reason) => {
                 bar.abandon_with_message("interrupted");
                 errln!("ggp arena: match {} ({match_id}) aborted: {reason}", k + 1);
-                status = INTERRUPTED;
-                break;
+                ControlFlow::Break(INTERRUPTED)
             }
-            Err(e @ (MatchError::Record(_) | MatchError::Players(_))) => {
+            e @ (MatchError::Record(_) | MatchError::Players(_)) => {
                 bar.abandon_with_message("failed");
                 errln!("ggp arena: match {} ({match_id}): {e}", k + 1);
-                status = USAGE_OR_IO;
-                break;
+                ControlFlow::Break(USAGE_OR_IO)
             }
-            Err(e @ MatchError::Rules(_)) => {
+            e @ MatchError::Rules(_) => {
                 bar.abandon_with_message("failed");
-                errln!("ggp arena: {}: {e}", input.name);
-                status = INPUT_ERRORS;
-                break;
+                errln!("ggp arena: {}: {e}", self.input.name);
+                ControlFlow::Break(INPUT_ERRORS)
             }
-            Err(e @ (MatchError::Game(_) | MatchError::TooLong(_))) => {
+            e @ (MatchError::Game(_) | MatchError::TooLong(_)) => {
                 // Recorded as aborted; the arena goes on without it.
                 bar.suspend(|| {
                     errln!(
@@ -301,85 +403,84 @@ pub fn run(args: Args) -> u8 {
                         k + 1
                     )
                 });
-                aborted += 1;
-                status = INPUT_ERRORS;
-                bar.inc(1);
-            }
-            Ok(finished) => {
-                let goals = &finished.record.goal_values;
-                for (role, &p) in seats.iter().enumerate() {
-                    let t = &mut tallies[p];
-                    t.goals.push(f64::from(goals[role]));
-                    let (w, d, l) = outcome(goals, role);
-                    t.wins += w;
-                    t.draws += d;
-                    t.losses += l;
-                    t.errors += error_count(&finished.record, role);
-                    if let Some(stats) = finished.player_stats.get(role).copied().flatten() {
-                        t.stats
-                            .get_or_insert_with(PlayerStats::default)
-                            .merge(&stats);
-                    }
-                }
-                played += 1;
-                bar.set_message(
-                    tallies
-                        .iter()
-                        .map(|t| format!("{} {:.1}", t.name, t.mean()))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                );
-                bar.inc(1);
+                ControlFlow::Continue(INPUT_ERRORS)
             }
         }
     }
-    if status != INTERRUPTED && status != USAGE_OR_IO {
-        bar.finish_and_clear();
-    }
-    if let Some(store) = &store {
-        let _ = runtime.block_on(store.flush());
-    }
-    let mut table = format!(
-        "{stem}: {played} match{} ({roles} role{}), start clock {} s, play clock {} s{}\n",
-        if played == 1 { "" } else { "es" },
-        if roles == 1 { "" } else { "s" },
-        args.startclock,
-        args.playclock,
-        if aborted > 0 {
-            format!(", {aborted} aborted (not counted)")
-        } else {
-            String::new()
+
+    /// Prints the results, and writes them to the `--json` file; the exit status.
+    fn report(&self, results: &Results) -> u8 {
+        let closed = out::print(&self.table(results)).is_err();
+        if let Some(path) = &self.args.json {
+            let text = serde_json::to_string_pretty(&self.json(results)).unwrap_or_default() + "\n";
+            if let Err(e) = input::write_atomically(path, &text) {
+                errln!("ggp arena: {e}");
+                return USAGE_OR_IO;
+            }
         }
-    );
-    table.push_str(&format!(
-        "{:<24} {:>6} {:>7} {:>5} {:>5} {:>6} {:>12} {:>12} {:>8} {:>6}\n",
-        "player", "mean", "±95%", "wins", "draws", "losses", "sims/s", "iter/s", "s/move", "errors"
-    ));
-    for t in &tallies {
+        if closed && results.status == SUCCESS {
+            return OUTPUT_CLOSED;
+        }
+        results.status
+    }
+
+    /// The results as a table, a line for each player under a line on the arena.
+    fn table(&self, results: &Results) -> String {
+        let (played, aborted, roles) = (results.played, results.aborted, self.roles);
+        let mut table = format!(
+            "{}: {played} match{} ({roles} role{}), start clock {} s, play clock {} s{}\n",
+            self.stem,
+            if played == 1 { "" } else { "es" },
+            if roles == 1 { "" } else { "s" },
+            self.args.startclock,
+            self.args.playclock,
+            if aborted > 0 {
+                format!(", {aborted} aborted (not counted)")
+            } else {
+                String::new()
+            }
+        );
         table.push_str(&format!(
-            "{:<24} {:>6.1} {:>7} {:>5} {:>5} {:>6} {:>12} {:>12} {:>8} {:>6}\n",
-            t.name,
-            t.mean(),
-            format!("±{:.1}", t.ci95()),
-            t.wins,
-            t.draws,
-            t.losses,
-            t.sims_per_sec().map_or("-".into(), separated),
-            t.iterations_per_sec().map_or("-".into(), separated),
-            t.seconds_per_move()
-                .map_or("-".into(), |s| format!("{s:.2}")),
-            t.errors
+            "{:<24} {:>6} {:>7} {:>5} {:>5} {:>6} {:>12} {:>12} {:>8} {:>6}\n",
+            "player",
+            "mean",
+            "±95%",
+            "wins",
+            "draws",
+            "losses",
+            "sims/s",
+            "iter/s",
+            "s/move",
+            "errors"
         ));
+        for t in &results.tallies {
+            table.push_str(&format!(
+                "{:<24} {:>6.1} {:>7} {:>5} {:>5} {:>6} {:>12} {:>12} {:>8} {:>6}\n",
+                t.name,
+                t.mean(),
+                format!("±{:.1}", t.ci95()),
+                t.wins,
+                t.draws,
+                t.losses,
+                t.sims_per_sec().map_or("-".into(), separated),
+                t.iterations_per_sec().map_or("-".into(), separated),
+                t.seconds_per_move()
+                    .map_or("-".into(), |s| format!("{s:.2}")),
+                t.errors
+            ));
+        }
+        if let Some(store) = &self.store {
+            table.push_str(&format!("matches recorded in {}\n", store.path().display()));
+        }
+        table
     }
-    if let Some(store) = &store {
-        table.push_str(&format!("matches recorded in {}\n", store.path().display()));
-    }
-    let closed = out::print(&table).is_err();
-    if let Some(path) = &args.json {
-        let json = serde_json::json!({
-            "game": stem,
-            "matches": played,
-            "players": tallies.iter().map(|t| serde_json::json!({
+
+    /// The results for `--json`.
+    fn json(&self, results: &Results) -> serde_json::Value {
+        serde_json::json!({
+            "game": self.stem,
+            "matches": results.played,
+            "players": results.tallies.iter().map(|t| serde_json::json!({
                 "player": t.name,
                 "mean": t.mean(),
                 "ci95": t.ci95(),
@@ -391,17 +492,30 @@ pub fn run(args: Args) -> u8 {
                 "seconds_per_move": t.seconds_per_move(),
                 "errors": t.errors,
             })).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-        if let Err(e) = input::write_atomically(path, &text) {
-            errln!("ggp arena: {e}");
-            return USAGE_OR_IO;
+        })
+    }
+}
+
+impl Results {
+    /// Adds a finished match, played with the players in `seats`.
+    fn add(&mut self, seats: &[usize], finished: &Finished) {
+        let goals = &finished.record.goal_values;
+        for (role, &p) in seats.iter().enumerate() {
+            let t = &mut self.tallies[p];
+            t.goals.push(f64::from(goals[role]));
+            let (w, d, l) = outcome(goals, role);
+            t.wins += w;
+            t.draws += d;
+            t.losses += l;
+            t.errors += error_count(&finished.record, role);
+            if let Some(stats) = finished.player_stats.get(role).copied().flatten() {
+                t.stats
+                    .get_or_insert_with(PlayerStats::default)
+                    .merge(&stats);
+            }
         }
+        self.played += 1;
     }
-    if closed && status == SUCCESS {
-        return OUTPUT_CLOSED;
-    }
-    status
 }
 
 #[cfg(test)]
