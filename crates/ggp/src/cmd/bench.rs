@@ -70,6 +70,23 @@ struct Tally {
     elapsed: Duration,
 }
 
+impl Tally {
+    /// Adds a thread's playouts; the run took as long as its longest thread.
+    fn add(&mut self, t: Tally) {
+        self.rollouts += t.rollouts;
+        self.cut += t.cut;
+        self.state_changes += t.state_changes;
+        self.finished_moves += t.finished_moves;
+        self.percepts += t.percepts;
+        self.percept_terms += t.percept_terms;
+        self.failed += t.failed;
+        if self.first_failure.is_none() {
+            self.first_failure = t.first_failure;
+        }
+        self.elapsed = self.elapsed.max(t.elapsed);
+    }
+}
+
 /// Playouts for `seconds`, on one reasoner.
 fn run_playouts(
     mut machine: Machine,
@@ -221,220 +238,287 @@ fn peak_memory_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
+/// Reports a refusal or a failure; the exit status to end with.
+fn fail(reporter: &Reporter, message: String, status: u8) -> u8 {
+    reporter.message(&format!("ggp bench: {message}"));
+    status
+}
+
+/// What `ggp bench`'s steps share: the arguments, the game, and what building its first
+/// reasoner told.
+struct Bench<'a> {
+    args: &'a Args,
+    reporter: Reporter,
+    input: input::Input,
+    limits: Limits,
+    /// The engine each thread after the first builds its reasoner with.
+    engine: Engine,
+    engine_name: &'static str,
+    /// How long building the first reasoner took.
+    build: Duration,
+    /// The fast engine's network (or its join plans), described.
+    network: Option<String>,
+    /// How the playouts are run, described.
+    mode: String,
+}
+
 pub fn run(args: Args) -> u8 {
-    let reporter = Reporter::new(Format::Human, true);
-    let fail = |message: String, status: u8| {
-        reporter.message(&format!("ggp bench: {message}"));
-        status
-    };
-    let input = match input::read(&args.game) {
-        Ok(input) => input,
-        Err(message) => return fail(message, USAGE_OR_IO),
-    };
-    let limits = Limits {
-        time: Some(Duration::from_secs_f64(args.state_timeout)),
-        ..Limits::default()
-    };
-    // The first thread's reasoner is built here, so that errors are reported once; the others
-    // build their own (a reasoner serves one thread).
-    let started = Instant::now();
-    let mut first = match build_machine("bench", &reporter, &input, args.engine, limits) {
-        Ok(machine) => Some(machine),
+    let (bench, first) = match Bench::prepare(&args) {
+        Ok(prepared) => prepared,
         Err(status) => return status,
     };
-    let build = started.elapsed();
-    if args.percepts && !first.as_ref().is_some_and(|m| m.has_sees()) {
-        return fail(
-            format!(
-                "{}: `--percepts` measures GDL-II percepts, and this game has no `sees` rules",
-                input.name
-            ),
-            INPUT_ERRORS,
-        );
-    }
-    let engine = match first.as_ref() {
-        Some(Machine::Fast(_) | Machine::Joins(..)) => Engine::Fast,
-        _ => Engine::Reference,
+    let total = match bench.measure(first) {
+        Ok(total) => total,
+        Err(status) => return status,
     };
-    let network = match first.as_ref() {
-        Some(Machine::Fast(m)) => {
+    bench.report(&total)
+}
+
+impl<'a> Bench<'a> {
+    /// Reads the game and builds the first thread's reasoner; the exit status, once the
+    /// refusal is reported, when the game cannot be measured.
+    fn prepare(args: &'a Args) -> Result<(Self, Machine), u8> {
+        let reporter = Reporter::new(Format::Human, true);
+        let input = input::read(&args.game).map_err(|m| fail(&reporter, m, USAGE_OR_IO))?;
+        let limits = Limits {
+            time: Some(Duration::from_secs_f64(args.state_timeout)),
+            ..Limits::default()
+        };
+        // The first thread's reasoner is built here, so that errors are reported once; the
+        // others build their own (a reasoner serves one thread).
+        let started = Instant::now();
+        let first = build_machine("bench", &reporter, &input, args.engine, limits)?;
+        let build = started.elapsed();
+        if args.percepts && !first.has_sees() {
+            return Err(fail(
+                &reporter,
+                format!(
+                    "{}: `--percepts` measures GDL-II percepts, and this game has no `sees` rules",
+                    input.name
+                ),
+                INPUT_ERRORS,
+            ));
+        }
+        let engine = match &first {
+            Machine::Fast(_) | Machine::Joins(..) => Engine::Fast,
+            Machine::Reference(..) => Engine::Reference,
+        };
+        let mode = match &first {
+            _ if args.percepts => {
+                "one playout at a time, every role's percepts at every step".into()
+            }
+            Machine::Fast(m) if m.has_lanes() && !args.sequential => {
+                format!("{} playouts side by side", gdl_reason::fast::LANES)
+            }
+            _ => "one playout at a time".to_string(),
+        };
+        let bench = Bench {
+            args,
+            reporter,
+            input,
+            limits,
+            engine,
+            engine_name: first.engine_name(),
+            build,
+            network: network(&first),
+            mode,
+        };
+        Ok((bench, first))
+    }
+
+    /// Runs the playouts on every thread, the first on `first`; their sum, or the exit status
+    /// once a thread's failure is reported.
+    fn measure(&self, first: Machine) -> Result<Tally, u8> {
+        let mut first = Some(first);
+        let results: Vec<Result<Tally, String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..self.args.threads)
+                .map(|k| {
+                    let seed = self.args.seed.wrapping_add(k as u64);
+                    let machine = first.take();
+                    std::thread::Builder::new()
+                        .name(format!("bench-{k}"))
+                        .spawn_scoped(scope, move || self.playouts(machine, seed))
+                        .expect("spawn a thread")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a playout thread panicked".into()))
+                })
+                .collect()
+        });
+        let mut total = Tally::default();
+        for result in results {
+            match result {
+                Ok(t) => total.add(t),
+                Err(e) => {
+                    return Err(fail(
+                        &self.reporter,
+                        format!("{}: {e}", self.input.name),
+                        INPUT_ERRORS,
+                    ));
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// One thread's playouts, on `machine`, or on a reasoner of its own built here.
+    fn playouts(&self, machine: Option<Machine>, seed: u64) -> Result<Tally, String> {
+        let args = self.args;
+        let machine = match machine {
+            Some(machine) => machine,
+            None => Machine::build(
+                &gdl_check::check(&self.input.text),
+                self.engine.choice(),
+                self.limits,
+            )
+            .map_err(|_| "the reasoner cannot be built".to_string())?,
+        };
+        if args.percepts {
+            run_stepped_playouts(machine, args.seconds, seed, args.max_moves, true)
+        } else {
+            run_playouts(machine, args.seconds, seed, args.max_moves, args.sequential)
+        }
+    }
+
+    /// Prints the results, and warns of playouts cut or none finished; the exit status.
+    fn report(&self, total: &Tally) -> u8 {
+        let args = self.args;
+        match out::print(&self.results(total)) {
+            Ok(()) => {}
+            // `ggp bench … | head -1` has what it wanted.
+            Err(e) if out::is_closed(&e) => {}
+            Err(e) => {
+                return fail(
+                    &self.reporter,
+                    format!("cannot write the results: {e}"),
+                    USAGE_OR_IO,
+                );
+            }
+        }
+        if total.cut > 0 && total.rollouts == 0 {
+            return fail(
+                &self.reporter,
+                format!(
+                    "{}: no playout reached a terminal state: all {} were cut at {} moves (does the game end? `--max-moves` sets the limit)",
+                    self.input.name, total.cut, args.max_moves
+                ),
+                INPUT_ERRORS,
+            );
+        }
+        if total.cut > 0 {
+            self.reporter.message(&format!(
+                "ggp bench: warning: {} of {} playouts were cut at {} moves without reaching a terminal state, and are not counted",
+                total.cut,
+                total.cut + total.rollouts,
+                args.max_moves
+            ));
+        } else if total.rollouts == 0 {
+            self.reporter.message(&format!(
+                "ggp bench: warning: no playout finished in {} s; a longer `--seconds` measures this game",
+                args.seconds
+            ));
+        }
+        SUCCESS
+    }
+
+    /// The results: the gdl-perf lines, then a summary.
+    fn results(&self, total: &Tally) -> String {
+        let args = self.args;
+        let engine_name = self.engine_name;
+        let ms = total.elapsed.as_millis();
+        let secs = total.elapsed.as_secs_f64().max(1e-9);
+        let mut text = String::new();
+        let mut line = |l: String| {
+            text.push_str(&l);
+            text.push('\n');
+        };
+        line(format!(
+            "version=ggp {} ({engine_name} engine)",
+            env!("CARGO_PKG_VERSION")
+        ));
+        line(format!("millisecondsTaken={ms}"));
+        line(format!("numStateChanges={}", total.state_changes));
+        line(format!("numRollouts={}", total.rollouts));
+        line(String::new());
+        line(format!("game:          {}", self.input.name));
+        line(format!(
+            "engine:        {engine_name}, {} thread{}",
+            args.threads,
+            if args.threads == 1 { "" } else { "s" }
+        ));
+        line(format!("playouts:      {}", self.mode));
+        line(format!(
+            "playouts/s:    {:.1}",
+            total.rollouts as f64 / secs
+        ));
+        line(format!(
+            "states/s:      {:.1}",
+            total.state_changes as f64 / secs
+        ));
+        if args.percepts {
+            line(format!(
+                "percepts/s:    {:.1} ({} in all, each one role's percepts of one joint move)",
+                total.percepts as f64 / secs,
+                total.percepts
+            ));
+            line(format!(
+                "terms seen/s:  {:.1} ({} in all)",
+                total.percept_terms as f64 / secs,
+                total.percept_terms
+            ));
+        }
+        if total.rollouts > 0 {
+            line(format!(
+                "avg length:    {:.1} moves",
+                total.finished_moves as f64 / total.rollouts as f64
+            ));
+        }
+        if total.cut > 0 {
+            line(format!(
+                "cut:           {} playouts reached {} moves without a terminal state",
+                total.cut, args.max_moves
+            ));
+        }
+        if let Some(first) = &total.first_failure {
+            line(format!(
+                "failed:        {} playouts ended in an error of the game's rules (the first: {first})",
+                total.failed
+            ));
+        }
+        line(format!(
+            "build time:    {:.1} ms",
+            self.build.as_secs_f64() * 1000.0
+        ));
+        if let Some(network) = &self.network {
+            line(format!("network:       {network}"));
+        }
+        if let Some(mib) = peak_memory_mib() {
+            line(format!("peak memory:   {mib:.1} MiB"));
+        }
+        text
+    }
+}
+
+/// The fast engine's network, or its join plans, described; `None` for the reference engine.
+fn network(machine: &Machine) -> Option<String> {
+    match machine {
+        Machine::Fast(m) => {
             let s = m.stats();
             Some(format!(
                 "{} nodes, {} edges; {} fluents, {} moves; {} ground rules",
                 s.nodes, s.edges, s.fluents, s.moves, s.ground_rules
             ))
         }
-        Some(Machine::Joins(m, reason)) => {
+        Machine::Joins(m, reason) => {
             let (rules, components) = m.size();
             Some(format!(
                 "none: join plans, {rules} rules in {components} components (too large for a network: {reason})"
             ))
         }
-        _ => None,
-    };
-    let engine_name = first.as_ref().map_or("reference", Machine::engine_name);
-    let mode = match first.as_ref() {
-        _ if args.percepts => "one playout at a time, every role's percepts at every step".into(),
-        Some(Machine::Fast(m)) if m.has_lanes() && !args.sequential => {
-            format!("{} playouts side by side", gdl_reason::fast::LANES)
-        }
-        _ => "one playout at a time".to_string(),
-    };
-    let results: Vec<Result<Tally, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..args.threads)
-            .map(|k| {
-                let text = &input.text;
-                let seed = args.seed.wrapping_add(k as u64);
-                let machine = first.take();
-                std::thread::Builder::new()
-                    .name(format!("bench-{k}"))
-                    .spawn_scoped(scope, move || {
-                        let machine = match machine {
-                            Some(machine) => machine,
-                            None => {
-                                Machine::build(&gdl_check::check(text), engine.choice(), limits)
-                                    .map_err(|_| "the reasoner cannot be built".to_string())?
-                            }
-                        };
-                        if args.percepts {
-                            run_stepped_playouts(machine, args.seconds, seed, args.max_moves, true)
-                        } else {
-                            run_playouts(
-                                machine,
-                                args.seconds,
-                                seed,
-                                args.max_moves,
-                                args.sequential,
-                            )
-                        }
-                    })
-                    .expect("spawn a thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a playout thread panicked".into()))
-            })
-            .collect()
-    });
-    let mut total = Tally::default();
-    for result in results {
-        match result {
-            Ok(t) => {
-                total.rollouts += t.rollouts;
-                total.cut += t.cut;
-                total.state_changes += t.state_changes;
-                total.finished_moves += t.finished_moves;
-                total.percepts += t.percepts;
-                total.percept_terms += t.percept_terms;
-                total.failed += t.failed;
-                if total.first_failure.is_none() {
-                    total.first_failure = t.first_failure;
-                }
-                total.elapsed = total.elapsed.max(t.elapsed);
-            }
-            Err(e) => return fail(format!("{}: {e}", input.name), INPUT_ERRORS),
-        }
+        Machine::Reference(..) => None,
     }
-    let ms = total.elapsed.as_millis();
-    let secs = total.elapsed.as_secs_f64().max(1e-9);
-    let mut text = String::new();
-    let mut line = |l: String| {
-        text.push_str(&l);
-        text.push('\n');
-    };
-    line(format!(
-        "version=ggp {} ({engine_name} engine)",
-        env!("CARGO_PKG_VERSION")
-    ));
-    line(format!("millisecondsTaken={ms}"));
-    line(format!("numStateChanges={}", total.state_changes));
-    line(format!("numRollouts={}", total.rollouts));
-    line(String::new());
-    line(format!("game:          {}", input.name));
-    line(format!(
-        "engine:        {engine_name}, {} thread{}",
-        args.threads,
-        if args.threads == 1 { "" } else { "s" }
-    ));
-    line(format!("playouts:      {mode}"));
-    line(format!(
-        "playouts/s:    {:.1}",
-        total.rollouts as f64 / secs
-    ));
-    line(format!(
-        "states/s:      {:.1}",
-        total.state_changes as f64 / secs
-    ));
-    if args.percepts {
-        line(format!(
-            "percepts/s:    {:.1} ({} in all, each one role's percepts of one joint move)",
-            total.percepts as f64 / secs,
-            total.percepts
-        ));
-        line(format!(
-            "terms seen/s:  {:.1} ({} in all)",
-            total.percept_terms as f64 / secs,
-            total.percept_terms
-        ));
-    }
-    if total.rollouts > 0 {
-        line(format!(
-            "avg length:    {:.1} moves",
-            total.finished_moves as f64 / total.rollouts as f64
-        ));
-    }
-    if total.cut > 0 {
-        line(format!(
-            "cut:           {} playouts reached {} moves without a terminal state",
-            total.cut, args.max_moves
-        ));
-    }
-    if let Some(first) = &total.first_failure {
-        line(format!(
-            "failed:        {} playouts ended in an error of the game's rules (the first: {first})",
-            total.failed
-        ));
-    }
-    line(format!(
-        "build time:    {:.1} ms",
-        build.as_secs_f64() * 1000.0
-    ));
-    if let Some(network) = network {
-        line(format!("network:       {network}"));
-    }
-    if let Some(mib) = peak_memory_mib() {
-        line(format!("peak memory:   {mib:.1} MiB"));
-    }
-    match out::print(&text) {
-        Ok(()) => {}
-        // `ggp bench … | head -1` has what it wanted.
-        Err(e) if out::is_closed(&e) => {}
-        Err(e) => return fail(format!("cannot write the results: {e}"), USAGE_OR_IO),
-    }
-    if total.cut > 0 && total.rollouts == 0 {
-        return fail(
-            format!(
-                "{}: no playout reached a terminal state: all {} were cut at {} moves (does the game end? `--max-moves` sets the limit)",
-                input.name, total.cut, args.max_moves
-            ),
-            INPUT_ERRORS,
-        );
-    }
-    if total.cut > 0 {
-        reporter.message(&format!(
-            "ggp bench: warning: {} of {} playouts were cut at {} moves without reaching a terminal state, and are not counted",
-            total.cut,
-            total.cut + total.rollouts,
-            args.max_moves
-        ));
-    } else if total.rollouts == 0 {
-        reporter.message(&format!(
-            "ggp bench: warning: no playout finished in {} s; a longer `--seconds` measures this game",
-            args.seconds
-        ));
-    }
-    SUCCESS
 }
