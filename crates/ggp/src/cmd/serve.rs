@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ggp_match::DEFAULT_MAX_STEPS;
-use ggp_server::{Config, Gamemaster, serve};
+use ggp_server::{AppState, Config, Gamemaster, Startup, serve};
 
 use crate::cmd::records::default_db_path;
 use crate::cmd::{byte_size, count_up_to, milliseconds, seconds_from, zero_up_to};
@@ -73,33 +73,67 @@ pub struct Args {
     max_per_address: Option<usize>,
 }
 
+/// Reports a refusal or a failure on standard error; the exit status to end with.
+fn fail(message: String) -> u8 {
+    errln!("ggp serve: {message}");
+    USAGE_OR_IO
+}
+
+/// The admin token, and whether it was made up here (and so is printed at start).
+struct AdminToken {
+    token: String,
+    generated: bool,
+}
+
 pub fn run(args: Args) -> u8 {
-    let fail = |message: String| {
-        errln!("ggp serve: {message}");
-        USAGE_OR_IO
+    let admin = match AdminToken::choose(&args) {
+        Ok(admin) => admin,
+        Err(status) => return status,
     };
-    let (admin_token, generated) = match args.admin_token.clone().or_else(|| {
-        std::env::var("GGP_ADMIN_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty())
-    }) {
-        Some(token) => (token, false),
-        None => (ggp_server::auth::new_token(), true),
+    let config = match configure(&args, &admin) {
+        Ok(config) => config,
+        Err(status) => return status,
     };
-    if admin_token.chars().count() < 16 || admin_token.chars().any(char::is_whitespace) {
-        return fail(
-            "the admin token must have at least 16 characters and no spaces (leave it out to get a random one)".into(),
-        );
-    }
-    for dir in &args.games {
-        if !dir.is_dir() {
-            return fail(format!("--games {}: not a directory", dir.display()));
-        }
-    }
-    let db = match args.db.clone().map_or_else(default_db_path, Ok) {
-        Ok(path) => path,
+    let runtime = match super::runtime() {
+        Ok(r) => r,
         Err(e) => return fail(e),
     };
+    runtime.block_on(serve_until_stopped(&args, &admin, config))
+}
+
+impl AdminToken {
+    /// `--admin-token`, `$GGP_ADMIN_TOKEN`, or a new random one; refused when too short or
+    /// with spaces.
+    fn choose(args: &Args) -> Result<Self, u8> {
+        let (token, generated) = match args.admin_token.clone().or_else(|| {
+            std::env::var("GGP_ADMIN_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty())
+        }) {
+            Some(token) => (token, false),
+            None => (ggp_server::auth::new_token(), true),
+        };
+        if token.chars().count() < 16 || token.chars().any(char::is_whitespace) {
+            return Err(fail(
+                "the admin token must have at least 16 characters and no spaces (leave it out to get a random one)".into(),
+            ));
+        }
+        Ok(AdminToken { token, generated })
+    }
+}
+
+/// The server's configuration from the arguments, refused when they do not fit together.
+fn configure(args: &Args, admin: &AdminToken) -> Result<Config, u8> {
+    for dir in &args.games {
+        if !dir.is_dir() {
+            return Err(fail(format!("--games {}: not a directory", dir.display())));
+        }
+    }
+    let db = args
+        .db
+        .clone()
+        .map_or_else(default_db_path, Ok)
+        .map_err(fail)?;
     let dead_after = Duration::from_secs_f64(args.dead_after);
     let mut limits = ggp_server::limits::Limits::default();
     if let Some(n) = args.max_matches {
@@ -115,9 +149,7 @@ pub fn run(args: Args) -> u8 {
     if let Some(n) = args.max_per_address {
         limits.http.max_per_address = n;
     }
-    if let Err(e) = limits.check() {
-        return fail(e);
-    }
+    limits.check().map_err(fail)?;
     let config = Config {
         limits,
         games: args.games.clone(),
@@ -128,129 +160,141 @@ pub fn run(args: Args) -> u8 {
         capacity: args.capacity,
         heartbeat: (dead_after / 5).clamp(Duration::from_millis(50), ggp_server::DEFAULT_HEARTBEAT),
         dead_after,
-        ..Config::new(db, admin_token.clone())
+        ..Config::new(db, admin.token.clone())
     };
     if args.worker && args.capacity == 0 {
-        return fail("--worker with --capacity 0 would do nothing".into());
+        return Err(fail("--worker with --capacity 0 would do nothing".into()));
     }
-    let runtime = match super::runtime() {
-        Ok(r) => r,
+    Ok(config)
+}
+
+/// Starts the Gamemaster and serves (or, as a worker, plays the tournaments' matches) until
+/// Ctrl-C or SIGTERM; the exit status.
+async fn serve_until_stopped(args: &Args, admin: &AdminToken, config: Config) -> u8 {
+    // Listen first: a port in use is reported before anything is imported.
+    let listener = if args.worker {
+        None
+    } else {
+        match tokio::net::TcpListener::bind(&args.addr).await {
+            Ok(l) => Some(l),
+            Err(e) => return fail(format!("cannot listen on {}: {e}", args.addr)),
+        }
+    };
+    let bound = listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(args.addr.clone(), |a| a.to_string());
+    errln!(
+        "ggp serve: the match database is {}",
+        ggp_match::sql::redact(&config.db.display().to_string())
+    );
+    let (state, startup) = match Gamemaster::start(config).await {
+        Ok(started) => started,
         Err(e) => return fail(e),
     };
-    runtime.block_on(async {
-        // Listen first: a port in use is reported before anything is imported.
-        let listener = if args.worker {
-            None
-        } else {
-            match tokio::net::TcpListener::bind(&args.addr).await {
-                Ok(l) => Some(l),
-                Err(e) => return fail(format!("cannot listen on {}: {e}", args.addr)),
-            }
-        };
-        let bound = listener
-            .as_ref()
-            .and_then(|l| l.local_addr().ok())
-            .map_or(args.addr.clone(), |a| a.to_string());
+    report_startup(&startup);
+    if admin.generated && !args.worker {
         errln!(
-            "ggp serve: the match database is {}",
-            ggp_match::sql::redact(&config.db.display().to_string())
+            "ggp serve: the admin token (new; choose one with --admin-token or GGP_ADMIN_TOKEN): {}",
+            admin.token
         );
-        let (state, startup) = match Gamemaster::start(config).await {
-            Ok(started) => started,
-            Err(e) => return fail(e),
-        };
-        if startup.aborted > 0 {
-            errln!(
-                "ggp serve: {} match{} running when the server last stopped {} recorded as aborted",
-                startup.aborted,
-                if startup.aborted == 1 { "" } else { "es" },
-                if startup.aborted == 1 { "is" } else { "are" }
-            );
-        }
-        for (dir, imported) in &startup.imported {
-            match imported {
-                Ok(i) => {
-                    errln!(
-                        "ggp serve: games from {}: {} added, {} unchanged, {} refused",
-                        dir.display(),
-                        i.added,
-                        i.unchanged,
-                        i.refused.len()
-                    );
-                    for (file, why) in &i.refused {
-                        errln!("ggp serve:   refused {}: {why}", file.display());
-                    }
-                }
-                Err(e) => errln!("ggp serve: games from {}: {e}", dir.display()),
-            }
-        }
-        if startup.requeued > 0 {
-            errln!(
-                "ggp serve: {} tournament match{} claimed by servers that are gone {} queued again",
-                startup.requeued,
-                if startup.requeued == 1 { "" } else { "es" },
-                if startup.requeued == 1 { "is" } else { "are" }
-            );
-        }
-        if startup.done > 0 {
-            errln!(
-                "ggp serve: {} tournament match{} claimed by servers that are gone had finished: recorded as played",
-                startup.done,
-                if startup.done == 1 { "" } else { "es" },
-            );
-        }
-        if generated && !args.worker {
-            errln!(
-                "ggp serve: the admin token (new; choose one with --admin-token or GGP_ADMIN_TOKEN): {admin_token}"
-            );
-        }
-        let server = state.server_id().unwrap_or_default();
-        if args.worker {
-            errln!(
-                "ggp serve: worker (server {server}) playing up to {} tournament match{} at once (Ctrl-C to stop)",
-                args.capacity,
-                if args.capacity == 1 { "" } else { "es" }
-            );
-        } else {
-            errln!(
-                "ggp serve: listening on http://{bound}/ — open it in a browser (Ctrl-C to stop)"
-            );
-        }
-        let shutdown = async {
-            #[cfg(unix)]
-            {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+    }
+    let server = state.server_id().unwrap_or_default();
+    if args.worker {
+        errln!(
+            "ggp serve: worker (server {server}) playing up to {} tournament match{} at once (Ctrl-C to stop)",
+            args.capacity,
+            if args.capacity == 1 { "" } else { "es" }
+        );
+    } else {
+        errln!("ggp serve: listening on http://{bound}/ — open it in a browser (Ctrl-C to stop)");
+    }
+    let Some(listener) = listener else {
+        work_until_stopped(&state, server).await;
+        return SUCCESS;
+    };
+    match serve(listener, state, shutdown()).await {
+        Ok(()) => SUCCESS,
+        Err(e) => fail(e.to_string()),
+    }
+}
+
+/// Says what the Gamemaster found at start: matches left running, games imported, tournament
+/// matches of servers that are gone.
+fn report_startup(startup: &Startup) {
+    if startup.aborted > 0 {
+        errln!(
+            "ggp serve: {} match{} running when the server last stopped {} recorded as aborted",
+            startup.aborted,
+            if startup.aborted == 1 { "" } else { "es" },
+            if startup.aborted == 1 { "is" } else { "are" }
+        );
+    }
+    for (dir, imported) in &startup.imported {
+        match imported {
+            Ok(i) => {
+                errln!(
+                    "ggp serve: games from {}: {} added, {} unchanged, {} refused",
+                    dir.display(),
+                    i.added,
+                    i.unchanged,
+                    i.refused.len()
+                );
+                for (file, why) in &i.refused {
+                    errln!("ggp serve:   refused {}: {why}", file.display());
                 }
             }
-            #[cfg(not(unix))]
-            {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-            errln!("ggp serve: stopping: live matches are aborted and recorded");
-        };
-        let Some(listener) = listener else {
-            shutdown.await;
-            state
-                .shut_down("the server was stopped", Duration::from_secs(10))
-                .await;
-            let s = state.stats.get();
-            errln!(
-                "ggp serve: worker (server {server}) stopped: {} match{} finished; {} claims of the schedule, {:.2} ms on average, {:.2} ms at most",
-                s.matches_finished,
-                if s.matches_finished == 1 { "" } else { "es" },
-                s.claims,
-                s.claim_micros as f64 / 1000.0 / s.claims.max(1) as f64,
-                s.claim_max_micros as f64 / 1000.0
-            );
-            return SUCCESS;
-        };
-        match serve(listener, state, shutdown).await {
-            Ok(()) => SUCCESS,
-            Err(e) => fail(e.to_string()),
+            Err(e) => errln!("ggp serve: games from {}: {e}", dir.display()),
         }
-    })
+    }
+    if startup.requeued > 0 {
+        errln!(
+            "ggp serve: {} tournament match{} claimed by servers that are gone {} queued again",
+            startup.requeued,
+            if startup.requeued == 1 { "" } else { "es" },
+            if startup.requeued == 1 { "is" } else { "are" }
+        );
+    }
+    if startup.done > 0 {
+        errln!(
+            "ggp serve: {} tournament match{} claimed by servers that are gone had finished: recorded as played",
+            startup.done,
+            if startup.done == 1 { "" } else { "es" },
+        );
+    }
+}
+
+/// A worker: plays the tournaments' matches until stopped, then says what it did.
+async fn work_until_stopped(state: &AppState, server: i64) {
+    shutdown().await;
+    state
+        .shut_down("the server was stopped", Duration::from_secs(10))
+        .await;
+    let s = state.stats.get();
+    errln!(
+        "ggp serve: worker (server {server}) stopped: {} match{} finished; {} claims of the schedule, {:.2} ms on average, {:.2} ms at most",
+        s.matches_finished,
+        if s.matches_finished == 1 { "" } else { "es" },
+        s.claims,
+        s.claim_micros as f64 / 1000.0 / s.claims.max(1) as f64,
+        s.claim_max_micros as f64 / 1000.0
+    );
+}
+
+/// Waits for Ctrl-C (or SIGTERM), then says that the server stops.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    errln!("ggp serve: stopping: live matches are aborted and recorded");
 }
