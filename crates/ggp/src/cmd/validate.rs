@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use gdl_reason::reference::Limits;
 use gdl_reason::{EngineChoice, Machine, ReferenceMachine};
 use gdl_syntax::SourceFile;
-use gdl_validate::{CrossCheck, Options, Report, Subject, Verdict};
+use gdl_validate::{CrossCheck, Options, Rendered, Report, Subject, Verdict};
 use serde_json::json;
 
 use crate::cmd::{Engine, count_up_to, positive_seconds, refuse_undecodable, refused};
@@ -94,165 +94,231 @@ fn validate_one(args: &Args, reporter: &Reporter, path: &Path) -> std::io::Resul
         return Ok(status);
     }
     let spinner = progress::Spinner::start(format!("building the reasoner for {}", input.name));
-    let checked = gdl_check::check(&input.text);
-    let options = Options {
-        time: Duration::from_secs_f64(args.seconds),
-        max_states: args.max_states,
-        playouts: args.playouts,
-        seed: args.seed,
-        ..Options::default()
-    };
-    // A question may take the whole budget, not more.
-    let limits = Limits {
-        max_facts: args.max_facts,
-        time: Some(options.time.max(Duration::from_secs(1))),
-        ..Limits::default()
-    };
-    let note = |message: String| {
-        reporter.note(&format!("ggp validate: note: {}: {message}", input.name));
-    };
+    let validation = Validation::new(args, reporter, &input);
     let built = Instant::now();
-    let validating = || {
-        progress::Spinner::start(format!(
-            "validating {} (at most {} s)",
-            input.name, args.seconds
-        ))
+    let validated = match args.engine.choice() {
+        EngineChoice::Fast => validation.on_fast_engine(spinner),
+        EngineChoice::Reference => validation.cross_checked(spinner),
     };
-    let (report, engine) = match args.engine.choice() {
-        EngineChoice::Fast => {
-            let built = Machine::build(&checked, EngineChoice::Fast, limits);
-            drop(spinner);
-            let mut machine = match built {
-                Ok(m) => m,
-                Err(diagnostics) => {
-                    return Ok(refused("validate", reporter, &input, &diagnostics));
-                }
-            };
-            if let Some(reason) = machine.join_tier() {
-                note(format!(
-                    "too large for the fast engine's network ({reason}); the fast engine runs it with join plans"
-                ));
-            }
-            if let Some(reason) = machine.fallback() {
-                note(format!(
-                    "the fast engine cannot compile this game ({reason}); using the reference engine"
-                ));
-            }
-            let engine = machine.engine_name();
-            let _spinner = validating();
-            (run_on(&mut machine, &options), engine.to_string())
-        }
-        EngineChoice::Reference => {
-            let reference = match ReferenceMachine::with_limits(&checked, limits) {
-                Ok(m) => m,
-                Err(diagnostics) => {
-                    drop(spinner);
-                    return Ok(refused("validate", reporter, &input, &diagnostics));
-                }
-            };
-            // The fast engine as `Machine` builds it: a network, or the join tier.
-            let fast = Machine::build(&checked, EngineChoice::Fast, limits);
-            drop(spinner);
-            match fast {
-                Ok(fast) if fast.fallback().is_none() => {
-                    if let Some(reason) = fast.join_tier() {
-                        note(format!(
-                            "too large for the fast engine's network ({reason}); cross-checking its join tier"
-                        ));
-                    }
-                    match CrossCheck::new(reference, fast, ("reference", "fast")) {
-                        Ok(mut pair) => {
-                            let _spinner = validating();
-                            (run_on(&mut pair, &options), "reference+fast".to_string())
-                        }
-                        Err(e) => {
-                            reporter.message(&format!("ggp validate: {}: {e}", input.name));
-                            return Ok(INPUT_ERRORS);
-                        }
-                    }
-                }
-                built => {
-                    let reason = match &built {
-                        Ok(m) => m.fallback().unwrap_or_default().to_string(),
-                        Err(d) => d.first().map(|d| d.message.clone()).unwrap_or_default(),
-                    };
-                    note(format!(
-                        "the fast engine cannot compile this game ({reason}); nothing to cross-check, using the reference engine alone"
-                    ));
-                    let mut reference = reference;
-                    let _spinner = validating();
-                    (run_on(&mut reference, &options), "reference".to_string())
-                }
-            }
-        }
+    let (report, engine) = match validated {
+        Ok(validated) => validated,
+        Err(status) => return Ok(status),
     };
     let setup = built.elapsed().saturating_sub(report.elapsed);
-    let file = SourceFile::new(input.name.clone(), input.text.clone());
-    let rendered = report.diagnostics(&checked);
-    let stem = Path::new(&input.name)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .filter(|s| s != "<stdin>")
-        .unwrap_or_else(|| "stdin".into());
-    let mut status = if report.has_errors() {
-        INPUT_ERRORS
-    } else {
-        SUCCESS
-    };
-    let mut text = String::new();
-    // The moves shown so far in text output (without their comments), by finding.
-    let mut shown: Vec<(String, &str)> = Vec::new();
-    for r in &rendered {
-        let written = match (&args.counterexamples, &r.counterexample) {
-            (Some(dir), Some(text)) => {
-                let target = dir.join(format!("{stem}.{}.moves", r.name));
-                match crate::input::write_atomically(&target, text) {
-                    Ok(()) => Some(target),
+    validation.print(&report, &engine, setup)
+}
+
+/// One game's validation: what its steps share.
+struct Validation<'a> {
+    args: &'a Args,
+    reporter: &'a Reporter,
+    input: &'a input::Input,
+    checked: gdl_check::Checked<'a>,
+    options: Options,
+    limits: Limits,
+}
+
+impl<'a> Validation<'a> {
+    fn new(args: &'a Args, reporter: &'a Reporter, input: &'a input::Input) -> Self {
+        let options = Options {
+            time: Duration::from_secs_f64(args.seconds),
+            max_states: args.max_states,
+            playouts: args.playouts,
+            seed: args.seed,
+            ..Options::default()
+        };
+        // A question may take the whole budget, not more.
+        let limits = Limits {
+            max_facts: args.max_facts,
+            time: Some(options.time.max(Duration::from_secs(1))),
+            ..Limits::default()
+        };
+        Validation {
+            args,
+            reporter,
+            input,
+            checked: gdl_check::check(&input.text),
+            options,
+            limits,
+        }
+    }
+
+    fn note(&self, message: String) {
+        self.reporter.note(&format!(
+            "ggp validate: note: {}: {message}",
+            self.input.name
+        ));
+    }
+
+    /// The spinner shown while the game is validated.
+    fn validating(&self) -> progress::Spinner {
+        progress::Spinner::start(format!(
+            "validating {} (at most {} s)",
+            self.input.name, self.args.seconds
+        ))
+    }
+
+    /// Validates on the fast engine (the reference engine where it cannot compile the game);
+    /// the report and the engine's name, or the exit status once a refusal is reported.
+    fn on_fast_engine(&self, spinner: progress::Spinner) -> Result<(Report, String), u8> {
+        let built = Machine::build(&self.checked, EngineChoice::Fast, self.limits);
+        drop(spinner);
+        let mut machine = match built {
+            Ok(m) => m,
+            Err(diagnostics) => {
+                return Err(refused("validate", self.reporter, self.input, &diagnostics));
+            }
+        };
+        if let Some(reason) = machine.join_tier() {
+            self.note(format!(
+                "too large for the fast engine's network ({reason}); the fast engine runs it with join plans"
+            ));
+        }
+        if let Some(reason) = machine.fallback() {
+            self.note(format!(
+                "the fast engine cannot compile this game ({reason}); using the reference engine"
+            ));
+        }
+        let engine = machine.engine_name();
+        let _spinner = self.validating();
+        Ok((run_on(&mut machine, &self.options), engine.to_string()))
+    }
+
+    /// Validates on the reference engine, with the fast engine run beside it and checked
+    /// against it where it can compile the game; the report and the engines' names, or the
+    /// exit status once a refusal is reported.
+    fn cross_checked(&self, spinner: progress::Spinner) -> Result<(Report, String), u8> {
+        let reference = match ReferenceMachine::with_limits(&self.checked, self.limits) {
+            Ok(m) => m,
+            Err(diagnostics) => {
+                drop(spinner);
+                return Err(refused("validate", self.reporter, self.input, &diagnostics));
+            }
+        };
+        // The fast engine as `Machine` builds it: a network, or the join tier.
+        let fast = Machine::build(&self.checked, EngineChoice::Fast, self.limits);
+        drop(spinner);
+        match fast {
+            Ok(fast) if fast.fallback().is_none() => {
+                if let Some(reason) = fast.join_tier() {
+                    self.note(format!(
+                        "too large for the fast engine's network ({reason}); cross-checking its join tier"
+                    ));
+                }
+                match CrossCheck::new(reference, fast, ("reference", "fast")) {
+                    Ok(mut pair) => {
+                        let _spinner = self.validating();
+                        Ok((
+                            run_on(&mut pair, &self.options),
+                            "reference+fast".to_string(),
+                        ))
+                    }
                     Err(e) => {
-                        reporter.message(&format!("ggp validate: {e}"));
-                        status = status.max(USAGE_OR_IO);
-                        None
+                        self.reporter
+                            .message(&format!("ggp validate: {}: {e}", self.input.name));
+                        Err(INPUT_ERRORS)
                     }
                 }
             }
-            _ => None,
-        };
-        match args.format {
-            Format::Json => {
-                let mut line = to_json(&file, &r.diagnostic);
-                line["counterexample"] = json!(r.counterexample);
-                text.push_str(&line.to_string());
-                text.push('\n');
+            built => {
+                let reason = match &built {
+                    Ok(m) => m.fallback().unwrap_or_default().to_string(),
+                    Err(d) => d.first().map(|d| d.message.clone()).unwrap_or_default(),
+                };
+                self.note(format!(
+                    "the fast engine cannot compile this game ({reason}); nothing to cross-check, using the reference engine alone"
+                ));
+                let mut reference = reference;
+                let _spinner = self.validating();
+                Ok((
+                    run_on(&mut reference, &self.options),
+                    "reference".to_string(),
+                ))
             }
-            Format::Human => {
-                text.push_str(&file.render(&r.diagnostic, reporter.color()));
-                text.push('\n');
-                if let Some(moves) = &r.counterexample {
-                    let joints: String = moves.lines().filter(|l| !l.starts_with(';')).collect();
-                    match shown.iter().find(|(j, _)| *j == joints) {
-                        Some((_, name)) if written.is_none() && !joints.is_empty() => text
-                            .push_str(&format!(
-                                "counterexample: the same moves as for {name} above\n"
-                            )),
-                        _ => {
-                            text.push_str(&show_moves(moves, &input.name, written.as_deref()));
-                            shown.push((joints, &r.name));
+        }
+    }
+
+    /// Prints the findings (writing their counterexamples with `--counterexamples`) and the
+    /// summary; the exit status, or an error writing standard output.
+    fn print(&self, report: &Report, engine: &str, setup: Duration) -> std::io::Result<u8> {
+        let input = self.input;
+        let file = SourceFile::new(input.name.clone(), input.text.clone());
+        let rendered = report.diagnostics(&self.checked);
+        let stem = Path::new(&input.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| s != "<stdin>")
+            .unwrap_or_else(|| "stdin".into());
+        let mut status = if report.has_errors() {
+            INPUT_ERRORS
+        } else {
+            SUCCESS
+        };
+        let mut text = String::new();
+        // The moves shown so far in text output (without their comments), by finding.
+        let mut shown: Vec<(String, &str)> = Vec::new();
+        for r in &rendered {
+            let written = match self.write_counterexample(&stem, r) {
+                Ok(written) => written,
+                Err(failed) => {
+                    status = status.max(failed);
+                    None
+                }
+            };
+            match self.args.format {
+                Format::Json => {
+                    let mut line = to_json(&file, &r.diagnostic);
+                    line["counterexample"] = json!(r.counterexample);
+                    text.push_str(&line.to_string());
+                    text.push('\n');
+                }
+                Format::Human => {
+                    text.push_str(&file.render(&r.diagnostic, self.reporter.color()));
+                    text.push('\n');
+                    if let Some(moves) = &r.counterexample {
+                        let joints: String =
+                            moves.lines().filter(|l| !l.starts_with(';')).collect();
+                        match shown.iter().find(|(j, _)| *j == joints) {
+                            Some((_, name)) if written.is_none() && !joints.is_empty() => text
+                                .push_str(&format!(
+                                    "counterexample: the same moves as for {name} above\n"
+                                )),
+                            _ => {
+                                text.push_str(&show_moves(moves, &input.name, written.as_deref()));
+                                shown.push((joints, &r.name));
+                            }
                         }
                     }
+                    text.push('\n');
                 }
+            }
+        }
+        match self.args.format {
+            Format::Json => {
+                text.push_str(&summary_json(report, &input.name, engine).to_string());
                 text.push('\n');
+            }
+            Format::Human => text.push_str(&summary_text(report, &input.name, engine, setup)),
+        }
+        out::print(&text)?;
+        Ok(status)
+    }
+
+    /// With `--counterexamples`, writes a finding's moves file, named after the game and the
+    /// finding; where it was written, or the exit status once the failure is reported.
+    fn write_counterexample(&self, stem: &str, r: &Rendered) -> Result<Option<PathBuf>, u8> {
+        let (Some(dir), Some(text)) = (&self.args.counterexamples, &r.counterexample) else {
+            return Ok(None);
+        };
+        let target = dir.join(format!("{stem}.{}.moves", r.name));
+        match crate::input::write_atomically(&target, text) {
+            Ok(()) => Ok(Some(target)),
+            Err(e) => {
+                self.reporter.message(&format!("ggp validate: {e}"));
+                Err(USAGE_OR_IO)
             }
         }
     }
-    match args.format {
-        Format::Json => {
-            text.push_str(&summary_json(&report, &input.name, &engine).to_string());
-            text.push('\n');
-        }
-        Format::Human => text.push_str(&summary_text(&report, &input.name, &engine, setup)),
-    }
-    out::print(&text)?;
-    Ok(status)
 }
 
 fn run_on<M: Subject>(machine: &mut M, options: &Options) -> Report {
