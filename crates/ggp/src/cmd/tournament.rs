@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ggp_play::StrategyKind;
+use ggp_server::ratings::Standing;
 use ggp_server::tournament::{self, TournamentRequest};
 use ggp_server::{Config, Gamemaster};
 use serde_json::json;
@@ -62,18 +63,20 @@ pub struct Args {
     json: Option<PathBuf>,
 }
 
+/// Reports a refusal or a failure on standard error; the exit status to end with.
+fn fail(status: u8, message: String) -> u8 {
+    errln!("ggp tournament: {message}");
+    status
+}
+
 pub fn run(args: Args) -> u8 {
-    let fail = |message: String| {
-        errln!("ggp tournament: {message}");
-        USAGE_OR_IO
-    };
     let db = match args.db.clone().map_or_else(default_db_path, Ok) {
         Ok(path) => path,
-        Err(e) => return fail(e),
+        Err(e) => return fail(USAGE_OR_IO, e),
     };
     let runtime = match runtime() {
         Ok(r) => r,
-        Err(e) => return fail(e),
+        Err(e) => return fail(USAGE_OR_IO, e),
     };
     runtime.block_on(async move {
         let config = Config {
@@ -85,160 +88,244 @@ pub fn run(args: Args) -> u8 {
         };
         let (gm, _) = match Gamemaster::start(config).await {
             Ok(started) => started,
-            Err(e) => return fail(e),
+            Err(e) => return fail(USAGE_OR_IO, e),
         };
-        let status = play(&gm, &args).await;
+        let status = match (Steps {
+            gm: &gm,
+            args: &args,
+        })
+        .play()
+        .await
+        {
+            Ok(()) => SUCCESS,
+            Err(status) => status,
+        };
         gm.shut_down("the tournament was interrupted", Duration::from_secs(10))
             .await;
         status
     })
 }
 
-async fn play(gm: &Arc<Gamemaster>, args: &Args) -> u8 {
-    let fail = |status: u8, message: String| {
-        errln!("ggp tournament: {message}");
-        status
-    };
-    // The games, kept as versions in the database.
-    let mut keys = Vec::new();
-    for path in &args.games {
-        let bytes = match crate::input::read_file_bytes(path) {
-            Ok(b) => b,
-            Err(message) => return fail(USAGE_OR_IO, message),
-        };
-        let (text, decoding) = gdl_syntax::cst::decode(&bytes);
-        let key = ggp_server::games::key_from_file_name(&path.to_string_lossy());
-        match ggp_server::games::add(&gm.db, &key, text, decoding, path.display().to_string()).await
-        {
-            Ok(_) => keys.push(key),
-            Err(e) => {
-                errln!("ggp tournament: {}: {}", path.display(), e.message());
-                if let ggp_server::error::Error::Unprocessable { rendered, .. } = &e {
-                    for r in rendered {
-                        errln!("{r}");
+/// What the tournament's steps share: the Gamemaster it is played in, and the arguments.
+/// Each step returns the exit status, once the failure is reported, when the tournament
+/// cannot go on.
+struct Steps<'a> {
+    gm: &'a Arc<Gamemaster>,
+    args: &'a Args,
+}
+
+impl Steps<'_> {
+    async fn play(&self) -> Result<(), u8> {
+        let games = self.add_games().await?;
+        let players = self.add_players().await?;
+        let made = self.create(games, players).await?;
+        let finished = self.play_until_finished(&made).await?;
+        self.report(&finished).await
+    }
+
+    /// The games, kept as versions in the database; their keys.
+    async fn add_games(&self) -> Result<Vec<String>, u8> {
+        let mut keys = Vec::new();
+        for path in &self.args.games {
+            let bytes = crate::input::read_file_bytes(path)
+                .map_err(|message| fail(USAGE_OR_IO, message))?;
+            let (text, decoding) = gdl_syntax::cst::decode(&bytes);
+            let key = ggp_server::games::key_from_file_name(&path.to_string_lossy());
+            match ggp_server::games::add(
+                &self.gm.db,
+                &key,
+                text,
+                decoding,
+                path.display().to_string(),
+            )
+            .await
+            {
+                Ok(_) => keys.push(key),
+                Err(e) => {
+                    errln!("ggp tournament: {}: {}", path.display(), e.message());
+                    if let ggp_server::error::Error::Unprocessable { rendered, .. } = &e {
+                        for r in rendered {
+                            errln!("{r}");
+                        }
+                    }
+                    return Err(INPUT_ERRORS);
+                }
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The players: built in, registered by URL, or registered already; their names.
+    async fn add_players(&self) -> Result<Vec<String>, u8> {
+        let mut players = Vec::new();
+        let registered = self
+            .gm
+            .db
+            .players()
+            .await
+            .map_err(|e| fail(USAGE_OR_IO, e.message().to_string()))?;
+        for spec in &self.args.players {
+            let spec = spec.trim();
+            if StrategyKind::parse(spec).is_some() {
+                players.push(spec.to_ascii_lowercase());
+            } else if spec.contains("://") {
+                let url = ggp_server::players::check_url(spec)
+                    .map_err(|e| fail(USAGE_OR_IO, format!("--player {spec}: {}", e.message())))?;
+                if let Some(p) = registered.iter().find(|p| p.url == url) {
+                    players.push(p.name.clone());
+                    continue;
+                }
+                let name = url
+                    .split("://")
+                    .nth(1)
+                    .unwrap_or(&url)
+                    .trim_end_matches('/')
+                    .to_string();
+                match ggp_server::api::register(self.gm, &name, &url).await {
+                    Ok((p, _)) => players.push(p.name),
+                    Err(e) => {
+                        return Err(fail(
+                            USAGE_OR_IO,
+                            format!(
+                                "--player {spec}: registering it as `{name}`: {}",
+                                e.message()
+                            ),
+                        ));
                     }
                 }
-                return INPUT_ERRORS;
-            }
-        }
-    }
-    // The players: built in, registered by URL, or registered already.
-    let mut players = Vec::new();
-    let registered = match gm.db.players().await {
-        Ok(p) => p,
-        Err(e) => return fail(USAGE_OR_IO, e.message().to_string()),
-    };
-    for spec in &args.players {
-        let spec = spec.trim();
-        if StrategyKind::parse(spec).is_some() {
-            players.push(spec.to_ascii_lowercase());
-        } else if spec.contains("://") {
-            let url = match ggp_server::players::check_url(spec) {
-                Ok(u) => u,
-                Err(e) => return fail(USAGE_OR_IO, format!("--player {spec}: {}", e.message())),
-            };
-            if let Some(p) = registered.iter().find(|p| p.url == url) {
-                players.push(p.name.clone());
-                continue;
-            }
-            let name = url
-                .split("://")
-                .nth(1)
-                .unwrap_or(&url)
-                .trim_end_matches('/')
-                .to_string();
-            match ggp_server::api::register(gm, &name, &url).await {
-                Ok((p, _)) => players.push(p.name),
-                Err(e) => {
-                    return fail(
-                        USAGE_OR_IO,
-                        format!(
-                            "--player {spec}: registering it as `{name}`: {}",
-                            e.message()
-                        ),
-                    );
-                }
-            }
-        } else {
-            players.push(spec.to_string());
-        }
-    }
-    let request = TournamentRequest {
-        name: args.name.clone(),
-        format: Some(args.format.clone()),
-        games: keys,
-        players,
-        rounds: Some(args.rounds as u64),
-        startclock: args.startclock,
-        playclock: args.playclock,
-        seed: args.seed,
-    };
-    let made = match tournament::create(gm, request).await {
-        Ok(t) => t,
-        Err(e) => return fail(USAGE_OR_IO, e.message().to_string()),
-    };
-    if made.format == tournament::Format::Continuous {
-        return fail(
-            USAGE_OR_IO,
-            "a continuous tournament never ends by itself: run it in `ggp serve`".into(),
-        );
-    }
-    let total = made.progress.queued;
-    errln!(
-        "ggp tournament: tournament {} ({}): {} match{} to play, in {}",
-        made.id,
-        made.name,
-        total,
-        if total == 1 { "" } else { "es" },
-        gm.db.shown()
-    );
-    tokio::spawn(tournament::work(gm.clone(), Some(made.id)));
-    let interrupted = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    tokio::pin!(interrupted);
-    let mut reported = 0;
-    let finished = loop {
-        let t = match tournament::tournament(&gm.db, made.id).await {
-            Ok(t) => t,
-            Err(e) => return fail(USAGE_OR_IO, e.message().to_string()),
-        };
-        let played = t.progress.done + t.progress.failed;
-        if played != reported {
-            reported = played;
-            errln!("ggp tournament: {played}/{total} played");
-        }
-        if t.status == "finished" {
-            break t;
-        }
-        tokio::select! {
-            () = &mut interrupted => {
-                errln!("ggp tournament: interrupted: the matches being played are aborted and recorded; the rest stay scheduled");
-                return INTERRUPTED;
-            }
-            () = gm.ended.notified() => {}
-            () = tokio::time::sleep(Duration::from_millis(500)) => {}
-        }
-    };
-    let standings = match tournament::standings(&gm.db, made.id).await {
-        Ok(s) => s,
-        Err(e) => return fail(USAGE_OR_IO, e.message().to_string()),
-    };
-    let matches = match tournament::played(&gm.db, Some(made.id)).await {
-        Ok(p) => p.len(),
-        Err(e) => return fail(USAGE_OR_IO, e.message().to_string()),
-    };
-    if finished.progress.failed > 0 {
-        errln!(
-            "ggp tournament: {} scheduled match{} could not be played (see `ggp serve`'s tournament page or the database)",
-            finished.progress.failed,
-            if finished.progress.failed == 1 {
-                ""
             } else {
-                "es"
+                players.push(spec.to_string());
             }
-        );
+        }
+        Ok(players)
     }
+
+    /// The tournament of `games` between `players`, scheduled in the database.
+    async fn create(
+        &self,
+        games: Vec<String>,
+        players: Vec<String>,
+    ) -> Result<tournament::Tournament, u8> {
+        let args = self.args;
+        let request = TournamentRequest {
+            name: args.name.clone(),
+            format: Some(args.format.clone()),
+            games,
+            players,
+            rounds: Some(args.rounds as u64),
+            startclock: args.startclock,
+            playclock: args.playclock,
+            seed: args.seed,
+        };
+        let made = tournament::create(self.gm, request)
+            .await
+            .map_err(|e| fail(USAGE_OR_IO, e.message().to_string()))?;
+        if made.format == tournament::Format::Continuous {
+            return Err(fail(
+                USAGE_OR_IO,
+                "a continuous tournament never ends by itself: run it in `ggp serve`".into(),
+            ));
+        }
+        Ok(made)
+    }
+
+    /// Plays the tournament's matches as a worker, saying how many are played, until all are
+    /// (the tournament as it finished) or Ctrl-C.
+    async fn play_until_finished(
+        &self,
+        made: &tournament::Tournament,
+    ) -> Result<tournament::Tournament, u8> {
+        let gm = self.gm;
+        let total = made.progress.queued;
+        errln!(
+            "ggp tournament: tournament {} ({}): {} match{} to play, in {}",
+            made.id,
+            made.name,
+            total,
+            if total == 1 { "" } else { "es" },
+            gm.db.shown()
+        );
+        tokio::spawn(tournament::work(gm.clone(), Some(made.id)));
+        let interrupted = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        tokio::pin!(interrupted);
+        let mut reported = 0;
+        loop {
+            let t = tournament::tournament(&gm.db, made.id)
+                .await
+                .map_err(|e| fail(USAGE_OR_IO, e.message().to_string()))?;
+            let played = t.progress.done + t.progress.failed;
+            if played != reported {
+                reported = played;
+                errln!("ggp tournament: {played}/{total} played");
+            }
+            if t.status == "finished" {
+                return Ok(t);
+            }
+            tokio::select! {
+                () = &mut interrupted => {
+                    errln!("ggp tournament: interrupted: the matches being played are aborted and recorded; the rest stay scheduled");
+                    return Err(INTERRUPTED);
+                }
+                () = gm.ended.notified() => {}
+                () = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+        }
+    }
+
+    /// Prints the standings of the finished tournament, and writes them to the `--json` file.
+    async fn report(&self, finished: &tournament::Tournament) -> Result<(), u8> {
+        let db = &self.gm.db;
+        let standings = tournament::standings(db, finished.id)
+            .await
+            .map_err(|e| fail(USAGE_OR_IO, e.message().to_string()))?;
+        let matches = tournament::played(db, Some(finished.id))
+            .await
+            .map_err(|e| fail(USAGE_OR_IO, e.message().to_string()))?
+            .len();
+        if finished.progress.failed > 0 {
+            errln!(
+                "ggp tournament: {} scheduled match{} could not be played (see `ggp serve`'s tournament page or the database)",
+                finished.progress.failed,
+                if finished.progress.failed == 1 {
+                    ""
+                } else {
+                    "es"
+                }
+            );
+        }
+        // A reader that went away stops nothing: the tournament is recorded, and the JSON
+        // below is still written.
+        let _ = out::print(&standings_table(&standings));
+        if let Some(path) = &self.args.json {
+            let value = json!({
+                "tournament": finished.id,
+                "matches": matches,
+                "standings": standings.iter().map(|s| json!({
+                    "player": s.player,
+                    "played": s.played,
+                    "mean": s.mean,
+                    "rating": s.rating.conservative(),
+                    "mu": s.rating.mu,
+                    "sigma": s.rating.sigma,
+                    "failed": s.failed,
+                })).collect::<Vec<_>>(),
+            });
+            let body = serde_json::to_string_pretty(&value).expect("plain data serialises") + "\n";
+            if let Err(e) = std::fs::write(path, body) {
+                return Err(fail(
+                    USAGE_OR_IO,
+                    format!("cannot write {}: {e}", path.display()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The standings as a table, best first.
+fn standings_table(standings: &[Standing]) -> String {
     let width = standings
         .iter()
         .map(|s| s.player.chars().count())
@@ -261,27 +348,5 @@ async fn play(gm: &Arc<Gamemaster>, args: &Args) -> u8 {
             s.failed
         ));
     }
-    // A reader that went away stops nothing: the tournament is recorded, and the JSON
-    // below is still written.
-    let _ = out::print(&text);
-    if let Some(path) = &args.json {
-        let value = json!({
-            "tournament": finished.id,
-            "matches": matches,
-            "standings": standings.iter().map(|s| json!({
-                "player": s.player,
-                "played": s.played,
-                "mean": s.mean,
-                "rating": s.rating.conservative(),
-                "mu": s.rating.mu,
-                "sigma": s.rating.sigma,
-                "failed": s.failed,
-            })).collect::<Vec<_>>(),
-        });
-        let body = serde_json::to_string_pretty(&value).expect("plain data serialises") + "\n";
-        if let Err(e) = std::fs::write(path, body) {
-            return fail(USAGE_OR_IO, format!("cannot write {}: {e}", path.display()));
-        }
-    }
-    SUCCESS
+    text
 }
