@@ -1,6 +1,9 @@
 //! `ggp`: the command-line face of the toolkit. Argument parsing and output only; the work is
 //! done by the library crates.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 mod cmd;
 mod input;
 mod out;
