@@ -397,24 +397,40 @@ pub(crate) fn ground(
         db.rels[h] = super::datalog::Relation::new(db.rels[h].arity);
     }
 
-    // Split the rules with dynamic heads, then instantiate them: auxiliary relations get
-    // their tuples from their rules, which come before the rules that use them.
-    // A rule of a relation of the program is instantiated from its head's atoms (which are
-    // those that can hold and are demanded): its head is the first literal of its body
-    // (instances of other heads are of no use). The auxiliary relations of the split are
-    // enumerated in full; with demand, one of their atoms may lack a negated atom that was
-    // never demanded, but only instances whose head is an atom use an auxiliary atom, and
-    // those demand everything their bodies mention.
-    let program_rels = program.relations.len();
+    // Split the rules with dynamic heads, then instantiate them.
+    let split = split_dynamic_rules(
+        &mut db,
+        &rules,
+        &mut dynamic,
+        limits,
+        program.relations.len(),
+    )?;
+    let (instances, lits) = instantiate(&mut db, &split, &dynamic, limits)?;
+    Ok(assemble(db, dynamic, instances, &lits))
+}
+
+/// The rules with dynamic heads, split into parts (auxiliary relations first), each with
+/// whether it is instantiated from its head's atoms: a rule of a relation of the program
+/// is, with its head as the first literal of its body (instances of other heads are of no
+/// use); the auxiliary relations of the split are enumerated in full. With demand, one of
+/// their atoms may lack a negated atom that was never demanded, but only instances whose
+/// head is an atom use an auxiliary atom, and those demand everything their bodies mention.
+fn split_dynamic_rules(
+    db: &mut Db,
+    rules: &[FlatRule],
+    dynamic: &mut Vec<bool>,
+    limits: &Limits,
+    program_rels: usize,
+) -> Result<Vec<(FlatRule, bool)>, GroundError> {
     let mut split: Vec<(FlatRule, bool)> = Vec::new();
-    for rule in &rules {
+    for rule in rules {
         if !dynamic[rule.head.rel as usize] {
             continue;
         }
         for part in decompose(
-            &mut db,
+            db,
             rule,
-            &mut dynamic,
+            dynamic,
             &|_| true,
             &limits.budget,
             false,
@@ -431,12 +447,30 @@ pub(crate) fn ground(
             split.push((part, from_head));
         }
     }
-    let mut instances: Vec<(u32, u32, u32, u32)> = Vec::new();
+    Ok(split)
+}
+
+/// A ground instance: its head's relation and tuple, and where its body's literals are.
+type GroundInstance = (u32, u32, u32, u32);
+
+/// A body literal of a ground instance: its relation, its tuple, whether it is negated.
+type GroundLit = (u32, u32, bool);
+
+/// Instantiates the split rules: the instances, and their body literals as (relation,
+/// tuple, negated). Auxiliary relations get their tuples from their rules, which come
+/// before the rules that use them.
+fn instantiate(
+    db: &mut Db,
+    split: &[(FlatRule, bool)],
+    dynamic: &[bool],
+    limits: &Limits,
+) -> Result<(Vec<GroundInstance>, Vec<GroundLit>), GroundError> {
+    let mut instances: Vec<GroundInstance> = Vec::new();
     // Body literals as (relation, tuple, negated).
-    let mut lits: Vec<(u32, u32, bool)> = Vec::new();
+    let mut lits: Vec<GroundLit> = Vec::new();
     let static_neg = |rel: u32| !dynamic[rel as usize];
     let budget = &limits.budget;
-    for (rule, from_head) in &split {
+    for (rule, from_head) in split {
         let from_head = *from_head;
         let skip = usize::from(from_head);
         // From the head: its atoms looked up on its ground subterms (a fact's one atom).
@@ -505,6 +539,17 @@ pub(crate) fn ground(
         super::datalog::check_budget(budget)?;
     }
 
+    Ok((instances, lits))
+}
+
+/// The ground program: the atoms of the dynamic relations numbered, and the instances of
+/// dynamic relations with their bodies as atoms.
+fn assemble(
+    db: Db,
+    dynamic: Vec<bool>,
+    instances: Vec<GroundInstance>,
+    lits: &[GroundLit],
+) -> Ground {
     // Atoms of the dynamic relations.
     let n = db.rels.len();
     let mut atom_base = vec![u32::MAX; n];
@@ -536,14 +581,14 @@ pub(crate) fn ground(
             body: (from, body.len() as u32),
         });
     }
-    Ok(Ground {
+    Ground {
         db,
         dynamic,
         atom_base,
         atoms,
         instances: out,
         body,
-    })
+    }
 }
 
 /// The ground atoms of a relation as terms `(name args…)`, for messages and tests.

@@ -236,6 +236,66 @@ pub(crate) struct Lanes {
     trace: Vec<u32>,
 }
 
+/// Which nodes depend on a move (a block as a whole, from its inputs from outside).
+fn moved_nodes(net: &Net, block_of: &[u32]) -> Vec<bool> {
+    let n = net.kinds.len();
+    let mut moved = vec![false; n];
+    let mut k = 0;
+    while k < n {
+        if block_of[k] != NONE {
+            let (start, len) = net.blocks[block_of[k] as usize];
+            let range = start as usize..(start + len) as usize;
+            let dep = range.clone().any(|m| {
+                net.inputs[m]
+                    .iter()
+                    .any(|&r| !range.contains(&(node_of(r) as usize)) && moved[node_of(r) as usize])
+            });
+            for m in range.clone() {
+                moved[m] = dep;
+            }
+            k = range.end;
+            continue;
+        }
+        moved[k] = matches!(net.kinds[k], Kind::Input(_))
+            || net.inputs[k].iter().any(|&r| moved[node_of(r) as usize]);
+        k += 1;
+    }
+    moved
+}
+
+/// What the outputs `roots` need, in reverse node order (a block as a whole).
+fn cone_of(net: &Net, block_of: &[u32], roots: &mut dyn Iterator<Item = Ref>) -> Vec<bool> {
+    let n = net.kinds.len();
+    let mut need = vec![false; n];
+    for r in roots {
+        need[node_of(r) as usize] = true;
+    }
+    let mut k = n;
+    while k > 0 {
+        k -= 1;
+        if block_of[k] != NONE {
+            let (start, len) = net.blocks[block_of[k] as usize];
+            let range = start as usize..(start + len) as usize;
+            if range.clone().any(|m| need[m]) {
+                for m in range.clone() {
+                    need[m] = true;
+                    for &r in &net.inputs[m] {
+                        need[node_of(r) as usize] = true;
+                    }
+                }
+            }
+            k = range.start;
+            continue;
+        }
+        if need[k] {
+            for &r in &net.inputs[k] {
+                need[node_of(r) as usize] = true;
+            }
+        }
+    }
+    need
+}
+
 impl Lanes {
     /// Compiles a network; `None` when `legal`, `terminal` or `goal` depend on the moves (the
     /// description breaks the restriction on `does`; such games are played one at a time).
@@ -247,59 +307,8 @@ impl Lanes {
         }
         let n = net.kinds.len();
         let block_of = net.block_of();
-        // Which nodes depend on a move (a block as a whole, from its inputs from outside).
-        let mut moved = vec![false; n];
-        let mut k = 0;
-        while k < n {
-            if block_of[k] != NONE {
-                let (start, len) = net.blocks[block_of[k] as usize];
-                let range = start as usize..(start + len) as usize;
-                let dep = range.clone().any(|m| {
-                    net.inputs[m].iter().any(|&r| {
-                        !range.contains(&(node_of(r) as usize)) && moved[node_of(r) as usize]
-                    })
-                });
-                for m in range.clone() {
-                    moved[m] = dep;
-                }
-                k = range.end;
-                continue;
-            }
-            moved[k] = matches!(net.kinds[k], Kind::Input(_))
-                || net.inputs[k].iter().any(|&r| moved[node_of(r) as usize]);
-            k += 1;
-        }
-        // What the outputs need, in reverse node order (a block as a whole).
-        let cone = |roots: &mut dyn Iterator<Item = Ref>| -> Vec<bool> {
-            let mut need = vec![false; n];
-            for r in roots {
-                need[node_of(r) as usize] = true;
-            }
-            let mut k = n;
-            while k > 0 {
-                k -= 1;
-                if block_of[k] != NONE {
-                    let (start, len) = net.blocks[block_of[k] as usize];
-                    let range = start as usize..(start + len) as usize;
-                    if range.clone().any(|m| need[m]) {
-                        for m in range.clone() {
-                            need[m] = true;
-                            for &r in &net.inputs[m] {
-                                need[node_of(r) as usize] = true;
-                            }
-                        }
-                    }
-                    k = range.start;
-                    continue;
-                }
-                if need[k] {
-                    for &r in &net.inputs[k] {
-                        need[node_of(r) as usize] = true;
-                    }
-                }
-            }
-            need
-        };
+        let moved = moved_nodes(net, &block_of);
+        let cone = |roots: &mut dyn Iterator<Item = Ref>| cone_of(net, &block_of, roots);
         let core_need = cone(
             &mut net
                 .legal

@@ -231,6 +231,74 @@ const DEMAND_AFTER: Duration = Duration::from_millis(250);
 /// recurses as deeply as the rules nest, and the first grounding may run on a main thread).
 const HELPER_STACK: usize = 8 << 20;
 
+/// Each role's goals: the value, the number it is when it is one from 0 to 100, and the
+/// network's output that says it holds.
+fn goals_of(network: &net::Net, store: &TermStore, symbols: &Symbols) -> Vec<Vec<Goal>> {
+    network
+        .goals
+        .iter()
+        .map(|list| {
+            list.iter()
+                .map(|&(value, holds)| Goal {
+                    value,
+                    number: store
+                        .is_constant(value)
+                        .then(|| symbols.name(store.symbol(value)).parse::<u8>().ok())
+                        .flatten()
+                        .filter(|v| *v <= 100),
+                    holds,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What `base` and `input` list, when they are static (they should be): the fluents, and
+/// each role's moves; an error when one depends on the state.
+type BaseInput = (
+    std::result::Result<Option<Vec<TermId>>, String>,
+    std::result::Result<Option<Vec<Vec<TermId>>>, String>,
+);
+
+fn static_base_input(
+    program: &gdl_check::program::Program,
+    g: &ground::Ground,
+    roles: &[TermId],
+) -> BaseInput {
+    let static_rel = |r: Reserved| program.reserved(r).map(|r| (r, !g.dynamic[r as usize]));
+    let base = match static_rel(Reserved::Base) {
+        None => Ok(None),
+        Some((r, true)) => {
+            let rel = &g.db.rels[r as usize];
+            let mut v: Vec<TermId> = (0..rel.len()).map(|t| rel.tuple(t)[0]).collect();
+            v.sort_unstable();
+            v.dedup();
+            Ok(Some(v))
+        }
+        Some((_, false)) => Err("`base` depends on the state".to_string()),
+    };
+    let input = match static_rel(Reserved::Input) {
+        None => Ok(None),
+        Some((r, true)) => {
+            let rel = &g.db.rels[r as usize];
+            let mut per_role = vec![Vec::new(); roles.len()];
+            for t in 0..rel.len() {
+                let tuple = rel.tuple(t);
+                if let Some(role) = roles.iter().position(|&x| x == tuple[0]) {
+                    per_role[role].push(tuple[1]);
+                }
+            }
+            for v in &mut per_role {
+                v.sort_unstable();
+                v.dedup();
+            }
+            Ok(Some(per_role))
+        }
+        Some((_, false)) => Err("`input` depends on the state".to_string()),
+    };
+    (base, input)
+}
+
 /// Grounds the game: everything that can hold first; where that is too much (a budget of size
 /// or work), only what is demanded. Where the machine has a second core, the second grounding
 /// starts on a thread of its own once the first has run for [`DEMAND_AFTER`] (at once if the
@@ -419,25 +487,10 @@ impl FastMachine {
             )));
         }
         let rt = Runtime::new(&network, None);
+        let (base, input) = static_base_input(program, &g, &roles);
         let store = g.db.store;
         let symbols = program.symbols.clone();
-        let goals = network
-            .goals
-            .iter()
-            .map(|list| {
-                list.iter()
-                    .map(|&(value, holds)| Goal {
-                        value,
-                        number: store
-                            .is_constant(value)
-                            .then(|| symbols.name(store.symbol(value)).parse::<u8>().ok())
-                            .flatten()
-                            .filter(|v| *v <= 100),
-                        holds,
-                    })
-                    .collect()
-            })
-            .collect::<Vec<Vec<Goal>>>();
+        let goals = goals_of(&network, &store, &symbols);
         let goal_numbers: Vec<Vec<Option<u8>>> = goals
             .iter()
             .map(|list| list.iter().map(|g| g.number).collect())
@@ -448,38 +501,6 @@ impl FastMachine {
         for &f in &network.init {
             init[f as usize / 64] |= 1 << (f % 64);
         }
-        // `base` and `input` when they are static (they should be).
-        let static_rel = |r: Reserved| program.reserved(r).map(|r| (r, !g.dynamic[r as usize]));
-        let base = match static_rel(Reserved::Base) {
-            None => Ok(None),
-            Some((r, true)) => {
-                let rel = &g.db.rels[r as usize];
-                let mut v: Vec<TermId> = (0..rel.len()).map(|t| rel.tuple(t)[0]).collect();
-                v.sort_unstable();
-                v.dedup();
-                Ok(Some(v))
-            }
-            Some((_, false)) => Err("`base` depends on the state".to_string()),
-        };
-        let input = match static_rel(Reserved::Input) {
-            None => Ok(None),
-            Some((r, true)) => {
-                let rel = &g.db.rels[r as usize];
-                let mut per_role = vec![Vec::new(); roles.len()];
-                for t in 0..rel.len() {
-                    let tuple = rel.tuple(t);
-                    if let Some(role) = roles.iter().position(|&x| x == tuple[0]) {
-                        per_role[role].push(tuple[1]);
-                    }
-                }
-                for v in &mut per_role {
-                    v.sort_unstable();
-                    v.dedup();
-                }
-                Ok(Some(per_role))
-            }
-            Some((_, false)) => Err("`input` depends on the state".to_string()),
-        };
         let stats = FastStats {
             fluents: network.fluents.len(),
             moves: network.moves.len(),

@@ -290,42 +290,26 @@ fn factor_into(b: &mut Builder, mut conjs: Vec<Vec<Ref>>, out: &mut Vec<Ref>) {
     }
 }
 
-/// Builds the network of a ground program.
-pub(crate) fn build(
+/// The network's leaves: a base node per fluent and an input node per move.
+struct Leaves {
+    fluents: Vec<TermId>,
+    base: Vec<Ref>,
+    /// Each move's role (`usize::MAX` for a `does` of something that is not a role) and term.
+    moves: Vec<(usize, TermId)>,
+    input: Vec<Ref>,
+}
+
+/// Makes the leaves, and points the atoms of `true` and `does` at them.
+fn leaves(
     g: &Ground,
     program: &gdl_check::Program,
     roles: &[TermId],
-) -> Result<Net, NetError> {
+    b: &mut Builder,
+    atom_ref: &mut [Ref],
+) -> Leaves {
     let rel = |r: Reserved| program.reserved(r);
     let true_rel = rel(Reserved::True);
     let does_rel = rel(Reserved::Does);
-    let atom_count = g.atoms.len();
-
-    // Instances by head (CSR), and the atom dependency graph.
-    let (by_head_start, by_head) = csr(
-        atom_count,
-        g.instances
-            .iter()
-            .enumerate()
-            .map(|(k, inst)| (inst.head, k as u32)),
-    );
-    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); atom_count];
-    for inst in &g.instances {
-        for lit in &g.body[inst.body.0 as usize..inst.body.1 as usize] {
-            succ[lit.atom as usize].push(inst.head);
-        }
-    }
-    let order = components(atom_count, &succ);
-    drop(succ);
-
-    let mut b = Builder {
-        kinds: vec![Kind::False],
-        inputs: vec![Vec::new()],
-        shared: FxHashMap::default(),
-    };
-    let mut atom_ref = vec![FALSE; atom_count];
-
-    // Fluents and moves.
     // The fluents: what `true` can hold (which includes what `init` and `next` give), or, in a
     // game whose rules never read the state, what `init` and `next` give.
     let mut fluents = Vec::new();
@@ -374,6 +358,42 @@ pub(crate) fn build(
             atom_ref[(g.atom_base[d as usize] + id) as usize] = r;
         }
     }
+    Leaves {
+        fluents,
+        base,
+        moves,
+        input,
+    }
+}
+
+/// Makes the gates of the rules, a component of the atoms' dependency graph at a time in
+/// dependency order: an atom is the OR of its instances' ANDs (factored), and the members of
+/// a cycle each get their OR node first so that they can refer to each other.
+fn rule_gates(
+    g: &Ground,
+    program: &gdl_check::Program,
+    b: &mut Builder,
+    atom_ref: &mut [Ref],
+) -> Result<(), NetError> {
+    let true_rel = program.reserved(Reserved::True);
+    let does_rel = program.reserved(Reserved::Does);
+    let atom_count = g.atoms.len();
+    // Instances by head (CSR), and the atom dependency graph.
+    let (by_head_start, by_head) = csr(
+        atom_count,
+        g.instances
+            .iter()
+            .enumerate()
+            .map(|(k, inst)| (inst.head, k as u32)),
+    );
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); atom_count];
+    for inst in &g.instances {
+        for lit in &g.body[inst.body.0 as usize..inst.body.1 as usize] {
+            succ[lit.atom as usize].push(inst.head);
+        }
+    }
+    let order = components(atom_count, &succ);
+    drop(succ);
 
     let mut in_comp = vec![false; atom_count];
     for comp in &order {
@@ -417,7 +437,7 @@ pub(crate) fn build(
             let alternatives = if cyclic {
                 conjs.into_iter().map(|c| b.gate(true, c)).collect()
             } else {
-                factored(&mut b, conjs)
+                factored(b, conjs)
             };
             if cyclic {
                 // The member's OR, simplified by hand (it already has its node).
@@ -439,6 +459,32 @@ pub(crate) fn build(
             }
         }
     }
+    Ok(())
+}
+
+/// Builds the network of a ground program.
+pub(crate) fn build(
+    g: &Ground,
+    program: &gdl_check::Program,
+    roles: &[TermId],
+) -> Result<Net, NetError> {
+    let rel = |r: Reserved| program.reserved(r);
+    let atom_count = g.atoms.len();
+
+    let mut b = Builder {
+        kinds: vec![Kind::False],
+        inputs: vec![Vec::new()],
+        shared: FxHashMap::default(),
+    };
+    let mut atom_ref = vec![FALSE; atom_count];
+
+    let Leaves {
+        fluents,
+        base,
+        mut moves,
+        mut input,
+    } = leaves(g, program, roles, &mut b, &mut atom_ref);
+    rule_gates(g, program, &mut b, &mut atom_ref)?;
 
     // Outputs. A static relation's tuples always hold.
     let refs_of = |r: RelId| -> Vec<(&[TermId], Ref)> {
