@@ -189,96 +189,15 @@ impl JoinMachine {
         //    dynamic relation, only where demanded, question by question; so is every
         //    component that reads it.
         let mut db = Db::new(store, program.relations.iter().map(|r| r.arity as usize));
-        let static_rules: Vec<&FlatRule> = rules
-            .iter()
-            .filter(|r| !dynamic[r.head.rel as usize])
-            .collect();
-        let succ = readers(&rules, n);
-        let mut tuples = 0usize;
-        let all = |_: u32| true;
-        let mut lazy = vec![false; n];
-        for members in components(n, &succ) {
-            if members.iter().any(|&m| dynamic[m as usize]) {
-                continue;
-            }
-            let comp_rules: Vec<&FlatRule> = static_rules
-                .iter()
-                .copied()
-                .filter(|r| members.contains(&r.head.rel))
-                .collect();
-            if comp_rules.is_empty() {
-                continue;
-            }
-            for rule in &comp_rules {
-                for lit in &rule.body {
-                    if let Lit::Neg(a) = lit
-                        && members.contains(&a.rel)
-                    {
-                        return Err(format!(
-                            "`{}` depends on its own negation",
-                            program.describe(a.rel)
-                        ));
-                    }
-                }
-            }
-            // A relation with a fact with variables has infinitely many tuples.
-            let open = members
-                .iter()
-                .any(|&m| open_facts.iter().any(|&(r, _)| r == m));
-            let reads_lazy = open
-                || comp_rules.iter().any(|r| {
-                    r.body
-                        .iter()
-                        .any(|l| matches!(l, Lit::Pos(a) | Lit::Neg(a) if lazy[a.rel as usize]))
-                });
-            if !reads_lazy {
-                let before = tuples;
-                let budget = Budget {
-                    max_tuples: (before + limits.max_static_component).min(limits.max_static),
-                    max_depth: limits.max_depth,
-                    max_work: limits.max_work,
-                    deadline: Some(started + limits.build_time),
-                    cancel: None,
-                };
-                db.reset_work();
-                match fixpoint(
-                    &mut db,
-                    &comp_rules,
-                    &members,
-                    &all,
-                    &budget,
-                    &mut tuples,
-                    None,
-                ) {
-                    Ok(()) => continue,
-                    Err(Stop::TooManyTuples(_) | Stop::TooMuchWork(_)) => {
-                        for &m in &members {
-                            db.rels[m as usize] = Relation::new(db.rels[m as usize].arity);
-                        }
-                        tuples = before;
-                    }
-                    Err(stop) => {
-                        return Err(format!("computing the static relations: {stop}"));
-                    }
-                }
-            }
-            for &m in &members {
-                lazy[m as usize] = true;
-                dynamic[m as usize] = true;
-            }
-        }
-        // What the machine reads once must be computed once.
-        for r in [Reserved::Role, Reserved::Init] {
-            if let Some(rel) = program.reserved(r)
-                && lazy[rel as usize]
-            {
-                return Err(format!(
-                    "`{}` has more than {} tuples",
-                    program.describe(rel),
-                    limits.max_static_component
-                ));
-            }
-        }
+        static_relations(
+            program,
+            &rules,
+            &open_facts,
+            &mut db,
+            &mut dynamic,
+            &limits,
+            started,
+        )?;
 
         // 2. The dynamic rules, rewritten by magic sets until the result is stratified.
         let dyn_rules: Vec<FlatRule> = rules
@@ -290,93 +209,8 @@ impl JoinMachine {
             .map(|r| !dynamic[r] || program.reserved_of(r as RelId).is_some())
             .collect();
         let full_before = full.clone();
-        let (rewritten, order) = loop {
-            let rewritten = super::demand::rewrite_with(&dyn_rules, &full, n as u32, true);
-            let total = n + rewritten.new.len();
-            let succ = readers(&rewritten.rules, total);
-            let order = components(total, &succ);
-            let mut comp_of = vec![0u32; total];
-            for (c, members) in order.iter().enumerate() {
-                for &m in members {
-                    comp_of[m as usize] = c as u32;
-                }
-            }
-            // A relation called with no argument bound is computed in full for that call
-            // anyway: computed in full for every call, its demand does not join its callers'
-            // (which can make a negation circular where the rules are stratified).
-            let mut again = false;
-            for rel in &rewritten.new {
-                if let (Some(of), true) = (rel.part_of, rel.unbound) {
-                    again |= !std::mem::replace(&mut full[of as usize], true);
-                }
-            }
-            if again {
-                continue;
-            }
-            // A negated call within its own component: demands merged from several callers
-            // made the cycle (the rules are stratified). Every relation of that component
-            // computed in parts is computed in full instead, which removes its demands.
-            let mut handled = vec![false; order.len()];
-            for rule in &rewritten.rules {
-                for lit in &rule.body {
-                    let Lit::Neg(a) = lit else { continue };
-                    let c = comp_of[a.rel as usize];
-                    if c != comp_of[rule.head.rel as usize]
-                        || std::mem::replace(&mut handled[c as usize], true)
-                    {
-                        continue;
-                    }
-                    // The negated relation computed in full first (its own demand goes); if
-                    // it is already, every part of the component.
-                    let original = original(a.rel, n, &rewritten.new);
-                    again = true;
-                    if (original as usize) < n && !full[original as usize] {
-                        full[original as usize] = true;
-                        continue;
-                    }
-                    let mut broken = false;
-                    for &m in &order[c as usize] {
-                        if let Some(of) = (m as usize)
-                            .checked_sub(n)
-                            .and_then(|i| rewritten.new[i].part_of)
-                        {
-                            broken |= !std::mem::replace(&mut full[of as usize], true);
-                        }
-                    }
-                    if !broken {
-                        return Err(format!(
-                            "`{}` depends on its own negation",
-                            program.describe(original)
-                        ));
-                    }
-                }
-            }
-            if !again {
-                break (rewritten, order);
-            }
-        };
-        // Every variable of a head bound by a positive literal (its demand, for a fact with
-        // variables); otherwise such a fact is called with an argument unbound.
-        for rule in &rewritten.rules {
-            let mut bound = vec![false; rule.vars as usize];
-            for lit in &rule.body {
-                if let Lit::Pos(a) = lit {
-                    a.for_each_var(&mut |v| bound[v as usize] = true);
-                }
-            }
-            let mut safe = true;
-            rule.head.for_each_var(&mut |v| safe &= bound[v as usize]);
-            if !safe {
-                let original = original(rule.head.rel, n, &rewritten.new);
-                let fact = open_facts
-                    .iter()
-                    .find(|&&(r, _)| r == original)
-                    .map_or_else(|| program.describe(original), |(_, text)| text.clone());
-                return Err(format!(
-                    "the fact `{fact}` has variables and is called with one not bound: it stands for infinitely many facts"
-                ));
-            }
-        }
+        let (rewritten, order) = stratified(program, &dyn_rules, &mut full)?;
+        heads_bound(program, &rewritten, &open_facts)?;
         for rel in &rewritten.new {
             db.rels.push(Relation::new(rel.arity));
         }
@@ -420,28 +254,7 @@ impl JoinMachine {
             program.reserved(Reserved::Input),
         ];
         let needs = asks.map(|rel| {
-            let mut seen = vec![false; comps.len()];
-            let mut stack: Vec<u32> = rel.into_iter().collect();
-            let mut visited = vec![false; total];
-            while let Some(r) = stack.pop() {
-                if std::mem::replace(&mut visited[r as usize], true) {
-                    continue;
-                }
-                let c = comp_index[r as usize];
-                if c != u32::MAX {
-                    seen[c as usize] = true;
-                }
-                for &k in &rules_of[r as usize] {
-                    for lit in &rewritten.rules[k].body {
-                        if let Lit::Pos(a) | Lit::Neg(a) = lit {
-                            stack.push(a.rel);
-                        }
-                    }
-                }
-            }
-            (0..comps.len() as u32)
-                .filter(|&c| seen[c as usize])
-                .collect::<Vec<u32>>()
+            needed_components(rel, comps.len(), &comp_index, &rules_of, &rewritten.rules)
         });
         let mut depends_on_does = vec![false; total];
         {
@@ -779,6 +592,243 @@ impl StateMachine for JoinMachine {
         let rel = self.ask(Ask::Sees)?;
         self.of_role(rel, role)
     }
+}
+
+/// The components (of `comps`) a question about `rel` needs: those of the relations its
+/// rules read, transitively.
+fn needed_components(
+    rel: Option<RelId>,
+    comps: usize,
+    comp_index: &[u32],
+    rules_of: &[Vec<usize>],
+    rules: &[FlatRule],
+) -> Vec<u32> {
+    let mut seen = vec![false; comps];
+    let mut stack: Vec<u32> = rel.into_iter().collect();
+    let mut visited = vec![false; comp_index.len()];
+    while let Some(r) = stack.pop() {
+        if std::mem::replace(&mut visited[r as usize], true) {
+            continue;
+        }
+        let c = comp_index[r as usize];
+        if c != u32::MAX {
+            seen[c as usize] = true;
+        }
+        for &k in &rules_of[r as usize] {
+            for lit in &rules[k].body {
+                if let Lit::Pos(a) | Lit::Neg(a) = lit {
+                    stack.push(a.rel);
+                }
+            }
+        }
+    }
+    (0..comps as u32)
+        .filter(|&c| seen[c as usize])
+        .collect::<Vec<u32>>()
+}
+
+/// The static relations, exactly, component by component (see [`JoinMachine::build`]'s
+/// first step): a component over its budget, and every component that reads it, is left to
+/// be computed where demanded, as a dynamic relation (`dynamic` says so from then on).
+fn static_relations(
+    program: &Program,
+    rules: &[FlatRule],
+    open_facts: &[(RelId, String)],
+    db: &mut Db,
+    dynamic: &mut [bool],
+    limits: &JoinLimits,
+    started: Instant,
+) -> std::result::Result<(), String> {
+    let n = program.relations.len();
+    let static_rules: Vec<&FlatRule> = rules
+        .iter()
+        .filter(|r| !dynamic[r.head.rel as usize])
+        .collect();
+    let succ = readers(rules, n);
+    let mut tuples = 0usize;
+    let all = |_: u32| true;
+    let mut lazy = vec![false; n];
+    for members in components(n, &succ) {
+        if members.iter().any(|&m| dynamic[m as usize]) {
+            continue;
+        }
+        let comp_rules: Vec<&FlatRule> = static_rules
+            .iter()
+            .copied()
+            .filter(|r| members.contains(&r.head.rel))
+            .collect();
+        if comp_rules.is_empty() {
+            continue;
+        }
+        for rule in &comp_rules {
+            for lit in &rule.body {
+                if let Lit::Neg(a) = lit
+                    && members.contains(&a.rel)
+                {
+                    return Err(format!(
+                        "`{}` depends on its own negation",
+                        program.describe(a.rel)
+                    ));
+                }
+            }
+        }
+        // A relation with a fact with variables has infinitely many tuples.
+        let open = members
+            .iter()
+            .any(|&m| open_facts.iter().any(|&(r, _)| r == m));
+        let reads_lazy = open
+            || comp_rules.iter().any(|r| {
+                r.body
+                    .iter()
+                    .any(|l| matches!(l, Lit::Pos(a) | Lit::Neg(a) if lazy[a.rel as usize]))
+            });
+        if !reads_lazy {
+            let before = tuples;
+            let budget = Budget {
+                max_tuples: (before + limits.max_static_component).min(limits.max_static),
+                max_depth: limits.max_depth,
+                max_work: limits.max_work,
+                deadline: Some(started + limits.build_time),
+                cancel: None,
+            };
+            db.reset_work();
+            match fixpoint(db, &comp_rules, &members, &all, &budget, &mut tuples, None) {
+                Ok(()) => continue,
+                Err(Stop::TooManyTuples(_) | Stop::TooMuchWork(_)) => {
+                    for &m in &members {
+                        db.rels[m as usize] = Relation::new(db.rels[m as usize].arity);
+                    }
+                    tuples = before;
+                }
+                Err(stop) => {
+                    return Err(format!("computing the static relations: {stop}"));
+                }
+            }
+        }
+        for &m in &members {
+            lazy[m as usize] = true;
+            dynamic[m as usize] = true;
+        }
+    }
+    // What the machine reads once must be computed once.
+    for r in [Reserved::Role, Reserved::Init] {
+        if let Some(rel) = program.reserved(r)
+            && lazy[rel as usize]
+        {
+            return Err(format!(
+                "`{}` has more than {} tuples",
+                program.describe(rel),
+                limits.max_static_component
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The dynamic rules rewritten by magic sets, and their components in evaluation order:
+/// rewritten again, with more relations computed in `full`, until the result is stratified.
+fn stratified(
+    program: &Program,
+    dyn_rules: &[FlatRule],
+    full: &mut [bool],
+) -> std::result::Result<(super::demand::Rewritten, Vec<Vec<u32>>), String> {
+    let n = program.relations.len();
+    loop {
+        let rewritten = super::demand::rewrite_with(dyn_rules, full, n as u32, true);
+        let total = n + rewritten.new.len();
+        let succ = readers(&rewritten.rules, total);
+        let order = components(total, &succ);
+        let mut comp_of = vec![0u32; total];
+        for (c, members) in order.iter().enumerate() {
+            for &m in members {
+                comp_of[m as usize] = c as u32;
+            }
+        }
+        // A relation called with no argument bound is computed in full for that call
+        // anyway: computed in full for every call, its demand does not join its callers'
+        // (which can make a negation circular where the rules are stratified).
+        let mut again = false;
+        for rel in &rewritten.new {
+            if let (Some(of), true) = (rel.part_of, rel.unbound) {
+                again |= !std::mem::replace(&mut full[of as usize], true);
+            }
+        }
+        if again {
+            continue;
+        }
+        // A negated call within its own component: demands merged from several callers
+        // made the cycle (the rules are stratified). Every relation of that component
+        // computed in parts is computed in full instead, which removes its demands.
+        let mut handled = vec![false; order.len()];
+        for rule in &rewritten.rules {
+            for lit in &rule.body {
+                let Lit::Neg(a) = lit else { continue };
+                let c = comp_of[a.rel as usize];
+                if c != comp_of[rule.head.rel as usize]
+                    || std::mem::replace(&mut handled[c as usize], true)
+                {
+                    continue;
+                }
+                // The negated relation computed in full first (its own demand goes); if
+                // it is already, every part of the component.
+                let original = original(a.rel, n, &rewritten.new);
+                again = true;
+                if (original as usize) < n && !full[original as usize] {
+                    full[original as usize] = true;
+                    continue;
+                }
+                let mut broken = false;
+                for &m in &order[c as usize] {
+                    if let Some(of) = (m as usize)
+                        .checked_sub(n)
+                        .and_then(|i| rewritten.new[i].part_of)
+                    {
+                        broken |= !std::mem::replace(&mut full[of as usize], true);
+                    }
+                }
+                if !broken {
+                    return Err(format!(
+                        "`{}` depends on its own negation",
+                        program.describe(original)
+                    ));
+                }
+            }
+        }
+        if !again {
+            return Ok((rewritten, order));
+        }
+    }
+}
+
+/// Every variable of a head bound by a positive literal (its demand, for a fact with
+/// variables); otherwise such a fact is called with an argument unbound.
+fn heads_bound(
+    program: &Program,
+    rewritten: &super::demand::Rewritten,
+    open_facts: &[(RelId, String)],
+) -> std::result::Result<(), String> {
+    let n = program.relations.len();
+    for rule in &rewritten.rules {
+        let mut bound = vec![false; rule.vars as usize];
+        for lit in &rule.body {
+            if let Lit::Pos(a) = lit {
+                a.for_each_var(&mut |v| bound[v as usize] = true);
+            }
+        }
+        let mut safe = true;
+        rule.head.for_each_var(&mut |v| safe &= bound[v as usize]);
+        if !safe {
+            let original = original(rule.head.rel, n, &rewritten.new);
+            let fact = open_facts
+                .iter()
+                .find(|&&(r, _)| r == original)
+                .map_or_else(|| program.describe(original), |(_, text)| text.clone());
+            return Err(format!(
+                "the fact `{fact}` has variables and is called with one not bound: it stands for infinitely many facts"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
