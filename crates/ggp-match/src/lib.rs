@@ -4,6 +4,9 @@
 //! A seat is a remote player, a built-in strategy, or a [`SeatChannel`] fed from this process
 //! (a person at a web page), all under the same clocks.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 mod http;
 mod manager;
 mod record;
