@@ -65,16 +65,21 @@ impl Graph {
             outgoing[e.from as usize].push(k as u32);
             incoming[e.to as usize].push(k as u32);
         }
-        let (component, mut components) = tarjan(n, &edges, &outgoing);
-        // Tarjan finishes a component after everything reachable from it, i.e. after the
-        // relations that depend on it: reverse for evaluation order.
-        components.reverse();
+        // Components before the relations that depend on them: an evaluation order.
+        let scc = crate::scc::components(n, |v, i| {
+            outgoing[v as usize].get(i).map(|&k| edges[k as usize].to)
+        });
+        let components: Vec<Vec<RelId>> = scc
+            .topological()
+            .map(|members| members.iter().rev().copied().collect())
+            .collect();
         let count = components.len();
-        let mut order_of = vec![0u32; count];
+        let mut component = vec![0u32; n];
         for (position, members) in components.iter().enumerate() {
-            order_of[component[members[0] as usize] as usize] = position as u32;
+            for &rel in members {
+                component[rel as usize] = position as u32;
+            }
         }
-        let component: Vec<u32> = component.iter().map(|&c| order_of[c as usize]).collect();
         let mut recursive = vec![false; count];
         for e in &edges {
             if component[e.from as usize] == component[e.to as usize] {
@@ -230,69 +235,6 @@ fn cycle_through(first: u32, edges: &[Edge], outgoing: &[Vec<u32>], component: &
     let mut cycle = vec![first];
     cycle.extend(tail);
     cycle
-}
-
-/// Tarjan's algorithm without recursion: the component of each node, and the components in
-/// the order they finish.
-fn tarjan(n: usize, edges: &[Edge], outgoing: &[Vec<u32>]) -> (Vec<u32>, Vec<Vec<RelId>>) {
-    const UNSEEN: u32 = u32::MAX;
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut component = vec![UNSEEN; n];
-    let mut components = Vec::new();
-    let mut next_index = 0u32;
-    // (node, position in its outgoing list)
-    let mut calls: Vec<(u32, usize)> = Vec::new();
-    for root in 0..n as u32 {
-        if index[root as usize] != UNSEEN {
-            continue;
-        }
-        calls.push((root, 0));
-        index[root as usize] = next_index;
-        low[root as usize] = next_index;
-        next_index += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
-        while let Some(&mut (v, ref mut pos)) = calls.last_mut() {
-            if let Some(&k) = outgoing[v as usize].get(*pos) {
-                *pos += 1;
-                let w = edges[k as usize].to;
-                if index[w as usize] == UNSEEN {
-                    index[w as usize] = next_index;
-                    low[w as usize] = next_index;
-                    next_index += 1;
-                    stack.push(w);
-                    on_stack[w as usize] = true;
-                    calls.push((w, 0));
-                } else if on_stack[w as usize] {
-                    low[v as usize] = low[v as usize].min(index[w as usize]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent as usize] = low[parent as usize].min(low[v as usize]);
-            }
-            if low[v as usize] == index[v as usize] {
-                let id = components.len() as u32;
-                let mut members = Vec::new();
-                loop {
-                    let w = stack.pop().expect("v is on the stack");
-                    on_stack[w as usize] = false;
-                    component[w as usize] = id;
-                    members.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                members.reverse();
-                components.push(members);
-            }
-        }
-    }
-    (component, components)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod checks;
 pub mod codes;
 pub mod graph;
 pub mod program;
+pub mod scc;
 pub mod symbols;
 
 pub use graph::Graph;

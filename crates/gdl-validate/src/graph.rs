@@ -1,6 +1,8 @@
 //! The explored part of a game's state graph, and what is computed on it: cycles (strongly
-//! connected components, by Tarjan's algorithm) and the longest game. Everything is iterative:
+//! connected components, by `gdl_check::scc`) and the longest game. Everything is iterative:
 //! graphs have millions of states.
+
+use gdl_check::scc::Components;
 
 /// A graph in compressed rows: the successors of node `v` are `edges[offsets[v]..offsets[v+1]]`
 /// for the nodes that have rows; the others (not expanded) have no successors.
@@ -9,8 +11,6 @@ pub struct Graph {
     pub offsets: Vec<u32>,
     pub edges: Vec<u32>,
 }
-
-const NONE: u32 = u32::MAX;
 
 impl Graph {
     pub fn new() -> Graph {
@@ -51,74 +51,19 @@ impl Graph {
         }
     }
 
-    /// The strongly connected components of the graph on `nodes` nodes: each node's component,
-    /// numbered so that every component comes after every component it can reach (reverse
-    /// topological order), and how many components there are.
-    pub fn components(&self, nodes: usize) -> (Vec<u32>, u32) {
-        let mut index = vec![NONE; nodes];
-        let mut low = vec![0u32; nodes];
-        let mut on_stack = vec![false; nodes];
-        let mut comp = vec![NONE; nodes];
-        let mut stack: Vec<u32> = Vec::new();
-        let mut calls: Vec<(u32, u32)> = Vec::new();
-        let mut counter = 0u32;
-        let mut count = 0u32;
-        for root in 0..nodes as u32 {
-            if index[root as usize] != NONE {
-                continue;
-            }
-            index[root as usize] = counter;
-            low[root as usize] = counter;
-            counter += 1;
-            stack.push(root);
-            on_stack[root as usize] = true;
-            calls.push((root, 0));
-            while let Some(&(v, pos)) = calls.last() {
-                let out = self.successors(v);
-                if (pos as usize) < out.len() {
-                    calls.last_mut().expect("a call").1 += 1;
-                    let w = out[pos as usize];
-                    if index[w as usize] == NONE {
-                        index[w as usize] = counter;
-                        low[w as usize] = counter;
-                        counter += 1;
-                        stack.push(w);
-                        on_stack[w as usize] = true;
-                        calls.push((w, 0));
-                    } else if on_stack[w as usize] {
-                        low[v as usize] = low[v as usize].min(index[w as usize]);
-                    }
-                } else {
-                    calls.pop();
-                    if let Some(&(u, _)) = calls.last() {
-                        low[u as usize] = low[u as usize].min(low[v as usize]);
-                    }
-                    if low[v as usize] == index[v as usize] {
-                        loop {
-                            let w = stack.pop().expect("the component's nodes");
-                            on_stack[w as usize] = false;
-                            comp[w as usize] = count;
-                            if w == v {
-                                break;
-                            }
-                        }
-                        count += 1;
-                    }
-                }
-            }
-        }
-        (comp, count)
+    /// The strongly connected components of the graph on `nodes` nodes, numbered so that every
+    /// component comes after every component it can reach (reverse topological order).
+    pub fn components(&self, nodes: usize) -> Components {
+        gdl_check::scc::components(nodes, |v, i| self.successors(v).get(i).copied())
     }
 
     /// The node with the smallest number that lies on a cycle, if any.
     pub fn first_on_cycle(&self, nodes: usize) -> Option<u32> {
-        let (comp, count) = self.components(nodes);
-        let mut size = vec![0u32; count as usize];
-        for &c in &comp {
-            size[c as usize] += 1;
-        }
+        let components = self.components(nodes);
+        let of = components.of();
         (0..nodes as u32).find(|&v| {
-            size[comp[v as usize] as usize] > 1 || self.successors(v).binary_search(&v).is_ok()
+            components.members(of[v as usize]).len() > 1
+                || self.successors(v).binary_search(&v).is_ok()
         })
     }
 
@@ -149,15 +94,11 @@ impl Graph {
 
     /// The number of edges on the longest path from `root`, in a graph without cycles.
     pub fn longest_path(&self, nodes: usize, root: u32) -> u64 {
-        let (comp, count) = self.components(nodes);
-        debug_assert_eq!(count as usize, nodes, "a graph without cycles");
-        // Components come after those they reach: compute in component order.
-        let mut order = vec![0u32; nodes];
-        for (v, &c) in comp.iter().enumerate() {
-            order[c as usize] = v as u32;
-        }
+        let components = self.components(nodes);
+        debug_assert_eq!(components.count(), nodes, "a graph without cycles");
+        // Components come after those they reach: compute in the order they finished.
         let mut longest = vec![0u64; nodes];
-        for &v in &order {
+        for &v in components.finished().flatten() {
             longest[v as usize] = self
                 .successors(v)
                 .iter()
@@ -195,8 +136,9 @@ mod tests {
     fn components_come_after_those_they_reach() {
         // 0 → 1 → 2 → 1, 2 → 3
         let g = graph(&[&[1], &[2], &[1, 3], &[]]);
-        let (comp, count) = g.components(4);
-        assert_eq!(count, 3);
+        let components = g.components(4);
+        let comp = components.of();
+        assert_eq!(components.count(), 3);
         assert_eq!(comp[1], comp[2]);
         assert!(comp[3] < comp[1] && comp[1] < comp[0]);
         assert_eq!(g.first_on_cycle(4), Some(1));

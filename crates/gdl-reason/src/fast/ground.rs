@@ -140,63 +140,13 @@ fn too_many_facts(program: &Program, max_atoms: usize) -> Result<(), GroundError
     Ok(())
 }
 
-/// Strongly connected components of a graph given by successor lists, in topological order
-/// (a component comes after every component with an edge into it).
+/// The strongly connected components of the graph on `n` nodes with successors `succ`, in
+/// topological order (a component comes after every component with an edge into it).
 pub(crate) fn components(n: usize, succ: &[Vec<u32>]) -> Vec<Vec<u32>> {
-    // Iterative Tarjan.
-    let mut index = vec![u32::MAX; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut out = Vec::new();
-    let mut next = 0u32;
-    let mut frames: Vec<(u32, usize)> = Vec::new();
-    for root in 0..n as u32 {
-        if index[root as usize] != u32::MAX {
-            continue;
-        }
-        frames.push((root, 0));
-        index[root as usize] = next;
-        low[root as usize] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
-        while let Some(&mut (v, ref mut i)) = frames.last_mut() {
-            if let Some(&w) = succ[v as usize].get(*i) {
-                *i += 1;
-                if index[w as usize] == u32::MAX {
-                    index[w as usize] = next;
-                    low[w as usize] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w as usize] = true;
-                    frames.push((w, 0));
-                } else if on_stack[w as usize] {
-                    low[v as usize] = low[v as usize].min(index[w as usize]);
-                }
-            } else {
-                frames.pop();
-                if let Some(&(parent, _)) = frames.last() {
-                    low[parent as usize] = low[parent as usize].min(low[v as usize]);
-                }
-                if low[v as usize] == index[v as usize] {
-                    let mut comp = Vec::new();
-                    loop {
-                        let w = stack.pop().expect("on the stack");
-                        on_stack[w as usize] = false;
-                        comp.push(w);
-                        if w == v {
-                            break;
-                        }
-                    }
-                    out.push(comp);
-                }
-            }
-        }
-    }
-    // Tarjan emits a component after the components it reaches.
-    out.reverse();
-    out
+    gdl_check::scc::components(n, |v, i| succ[v as usize].get(i).copied())
+        .topological()
+        .map(<[u32]>::to_vec)
+        .collect()
 }
 
 /// Whether each relation is dynamic: `true`, `does`, and every relation that depends on

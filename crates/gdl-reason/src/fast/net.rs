@@ -14,11 +14,11 @@
 //! of its inputs from outside changes. A cycle through a negation has no such meaning (the
 //! program is not stratified at ground level) and is refused.
 
-use gdl_check::{RelId, Reserved};
+use gdl_check::{RelId, Reserved, scc};
 use rustc_hash::FxHashMap;
 
 use super::csr;
-use super::ground::{Ground, components};
+use super::ground::Ground;
 use crate::terms::TermId;
 
 /// A node with a polarity: `node << 1 | negated`. Node 0 is the constant false, so
@@ -386,17 +386,22 @@ fn rule_gates(
             .enumerate()
             .map(|(k, inst)| (inst.head, k as u32)),
     );
-    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); atom_count];
-    for inst in &g.instances {
-        for lit in &g.body[inst.body.0 as usize..inst.body.1 as usize] {
-            succ[lit.atom as usize].push(inst.head);
-        }
-    }
-    let order = components(atom_count, &succ);
-    drop(succ);
+    let (succ_start, succ) = csr(
+        atom_count,
+        g.instances.iter().flat_map(|inst| {
+            g.body[inst.body.0 as usize..inst.body.1 as usize]
+                .iter()
+                .map(|lit| (lit.atom, inst.head))
+        }),
+    );
+    let order = scc::components(atom_count, |v, i| {
+        let at = succ_start[v as usize] as usize + i;
+        (at < succ_start[v as usize + 1] as usize).then(|| succ[at])
+    });
+    drop((succ_start, succ));
 
     let mut in_comp = vec![false; atom_count];
-    for comp in &order {
+    for comp in order.topological() {
         let cyclic = comp.len() > 1 || {
             let a = comp[0] as usize;
             by_head[by_head_start[a] as usize..by_head_start[a + 1] as usize]
@@ -726,7 +731,7 @@ fn prune(net: &mut Net) {
         mark(r, &mut live, &mut stack);
     }
     while let Some(node) = stack.pop() {
-        for r in net.inputs[node as usize].clone() {
+        for &r in &net.inputs[node as usize] {
             mark(r, &mut live, &mut stack);
         }
     }
@@ -734,19 +739,19 @@ fn prune(net: &mut Net) {
     // (Kahn's algorithm with a queue over the components): nodes at the same distance from the
     // sources sit together, which the runtime's caches like (side by side: hex 545 -> 627
     // playouts/s, the other games within noise), and a cycle's nodes sit together as a block.
-    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (k, _) in live.iter().enumerate().filter(|(_, l)| **l) {
-        for &r in &net.inputs[k] {
-            succ[node_of(r) as usize].push(k as u32);
-        }
-    }
-    let comps: Vec<Vec<u32>> = components(n, &succ)
-        .into_iter()
-        .filter(|c| live[c[0] as usize])
-        .collect();
+    let (succ_start, succ_list) = csr(
+        n,
+        (0..n)
+            .filter(|&k| live[k])
+            .flat_map(|k| net.inputs[k].iter().map(move |&r| (node_of(r), k as u32))),
+    );
+    let succ =
+        |k: u32| &succ_list[succ_start[k as usize] as usize..succ_start[k as usize + 1] as usize];
+    let scc = scc::components(n, |v, i| succ(v).get(i).copied());
+    let comps: Vec<&[u32]> = scc.topological().filter(|c| live[c[0] as usize]).collect();
     let mut comp_of = vec![u32::MAX; n];
     for (c, members) in comps.iter().enumerate() {
-        for &m in members {
+        for &m in *members {
             comp_of[m as usize] = c as u32;
         }
     }
@@ -801,15 +806,15 @@ fn prune(net: &mut Net) {
                 }
             }
         };
-        let members = &comps[c as usize];
-        if members.len() > 1 || succ[members[0] as usize].contains(&members[0]) {
+        let members = comps[c as usize];
+        if members.len() > 1 || succ(members[0]).contains(&members[0]) {
             blocks.push((order.len() as u32, members.len() as u32));
         }
-        let mut sorted = members.clone();
+        let mut sorted = members.to_vec();
         sorted.sort_unstable();
         for &k in &sorted {
             order.push(k);
-            for &u in &succ[k as usize] {
+            for &u in succ(k) {
                 let cu = comp_of[u as usize];
                 if cu != c {
                     pending[cu as usize] -= 1;
