@@ -14,7 +14,7 @@ use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
 use crate::machine::{
-    Batch, Playout, ReasonError, Result, RoleIndex, Rollouts, StateMachine, Until,
+    Batch, Playout, ReasonError, Result, RoleIndex, Rollouts, Rounds, StateMachine, Until,
     sequential_playouts_from,
 };
 use crate::reference::{Limits, ReferenceMachine, ReferenceState};
@@ -169,7 +169,7 @@ fn one_at_a_time_from<M: StateMachine>(
     m: &mut M,
     starts: &[MachineState],
     of: impl Fn(&MachineState) -> Option<&M::State>,
-    (per_start, max_steps, deadline): (u32, usize, Option<Instant>),
+    rounds: Rounds,
     rng: &mut impl Rng,
     out: &mut Rollouts,
 ) -> Result<()> {
@@ -180,9 +180,7 @@ fn one_at_a_time_from<M: StateMachine>(
         m,
         starts.len(),
         |i| of(&starts[i]).expect("checked above"),
-        per_start,
-        max_steps,
-        deadline,
+        rounds,
         rng,
         out,
     )
@@ -394,6 +392,11 @@ impl StateMachine for Machine {
         rng: &mut impl Rng,
         out: &mut Rollouts,
     ) -> Result<()> {
+        let rounds = Rounds {
+            per_start,
+            max_steps,
+            deadline,
+        };
         match self {
             Machine::Fast(m) => {
                 if !starts.iter().all(|s| matches!(s, MachineState::Fast(_))) {
@@ -405,9 +408,7 @@ impl StateMachine for Machine {
                         MachineState::Fast(s) => s,
                         _ => unreachable!("checked above"),
                     },
-                    per_start,
-                    max_steps,
-                    deadline,
+                    rounds,
                     rng,
                     out,
                 )
@@ -419,7 +420,7 @@ impl StateMachine for Machine {
                     MachineState::Joins(s) => Some(s),
                     _ => None,
                 },
-                (per_start, max_steps, deadline),
+                rounds,
                 rng,
                 out,
             ),
@@ -430,7 +431,7 @@ impl StateMachine for Machine {
                     MachineState::Reference(s) => Some(s),
                     _ => None,
                 },
-                (per_start, max_steps, deadline),
+                rounds,
                 rng,
                 out,
             ),

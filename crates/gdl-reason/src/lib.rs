@@ -10,6 +10,6 @@ pub mod trace;
 
 pub use engine::{EngineChoice, Machine, MachineState};
 pub use fast::{FastMachine, FastState};
-pub use machine::{Batch, Playout, ReasonError, RoleIndex, Rollouts, StateMachine, Until};
+pub use machine::{Batch, Playout, ReasonError, RoleIndex, Rollouts, Rounds, StateMachine, Until};
 pub use reference::{ReferenceMachine, ReferenceState};
 pub use terms::{TermId, TermStore};

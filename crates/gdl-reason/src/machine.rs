@@ -418,16 +418,12 @@ pub trait StateMachine {
         rng: &mut impl Rng,
         out: &mut Rollouts,
     ) -> Result<()> {
-        sequential_playouts_from(
-            self,
-            starts.len(),
-            |i| &starts[i],
+        let rounds = Rounds {
             per_start,
             max_steps,
             deadline,
-            rng,
-            out,
-        )
+        };
+        sequential_playouts_from(self, starts.len(), |i| &starts[i], rounds, rng, out)
     }
 
     /// How many playouts [`StateMachine::playouts_from`] runs at once (1: one at a time): a
@@ -499,23 +495,34 @@ pub fn sequential_playouts<M: StateMachine + ?Sized>(
     Ok(batch)
 }
 
+/// How many random playouts [`StateMachine::playouts_from`] runs from each start, how far each
+/// goes at most, and until when.
+#[derive(Clone, Copy, Debug)]
+pub struct Rounds {
+    pub per_start: u32,
+    pub max_steps: usize,
+    pub deadline: Option<std::time::Instant>,
+}
+
 /// [`StateMachine::playouts_from`] one playout at a time, the starts given by `start`: the
 /// `per_start` rounds each visit every start in order. The deadline is checked before every
 /// step.
-#[allow(clippy::too_many_arguments)]
 pub fn sequential_playouts_from<'s, M: StateMachine + ?Sized>(
     machine: &mut M,
     starts: usize,
     start: impl Fn(usize) -> &'s M::State,
-    per_start: u32,
-    max_steps: usize,
-    deadline: Option<std::time::Instant>,
+    rounds: Rounds,
     rng: &mut impl Rng,
     out: &mut Rollouts,
 ) -> Result<()>
 where
     M::State: 's,
 {
+    let Rounds {
+        per_start,
+        max_steps,
+        deadline,
+    } = rounds;
     let roles = machine.roles().len();
     out.reset(starts, roles);
     let late = || deadline.is_some_and(|t| std::time::Instant::now() >= t);

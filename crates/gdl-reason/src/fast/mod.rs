@@ -50,7 +50,7 @@ use self::lanes::{LaneError, LaneErrorKind, Lanes};
 use self::net::Ref;
 use self::run::Runtime;
 use crate::machine::{
-    Batch, Fault, Playout, ReasonError, Result, RoleIndex, Rollouts, StateMachine, Until,
+    Batch, Fault, Playout, ReasonError, Result, RoleIndex, Rollouts, Rounds, StateMachine, Until,
 };
 use crate::terms::{TermId, TermStore};
 
@@ -874,15 +874,17 @@ impl StateMachine for FastMachine {
             Until::Deadline(t) => (u64::MAX, Some(t)),
         };
         self.run_lanes(
-            |_| state,
-            1,
-            limit,
-            deadline,
-            max_steps,
+            LaneJob {
+                starts: |_| state,
+                count: 1,
+                limit,
+                deadline,
+                max_steps,
+                record: None,
+                failed: &mut None,
+                per_start: None,
+            },
             rng,
-            None,
-            &mut None,
-            None,
         )
     }
 
@@ -897,20 +899,30 @@ impl StateMachine for FastMachine {
         rng: &mut impl Rng,
         out: &mut Rollouts,
     ) -> Result<()> {
-        self.playouts_from_fn(
-            starts.len(),
-            |i| &starts[i],
+        let rounds = Rounds {
             per_start,
             max_steps,
             deadline,
-            rng,
-            out,
-        )
+        };
+        self.playouts_from_fn(starts.len(), |i| &starts[i], rounds, rng, out)
     }
 
     fn parallel_playouts(&self) -> usize {
         if self.lanes.is_some() { LANES } else { 1 }
     }
+}
+
+/// A batch of bit-parallel playouts for [`FastMachine::run_lanes`]: a [`LaneRun`] over the
+/// machine's states, its results start by start in a [`Rollouts`].
+struct LaneJob<'a, S> {
+    starts: S,
+    count: usize,
+    limit: u64,
+    deadline: Option<Instant>,
+    max_steps: usize,
+    record: Option<&'a mut Vec<LanePlayout>>,
+    failed: &'a mut Option<LanePlayout>,
+    per_start: Option<&'a mut Rollouts>,
 }
 
 /// Recorded bit-parallel playouts ([`FastMachine::lane_playouts`]).
@@ -949,15 +961,17 @@ impl FastMachine {
         let mut playouts = Vec::new();
         let mut failed = None;
         let result = self.run_lanes(
-            |_| state,
-            1,
-            count,
-            None,
-            max_steps,
+            LaneJob {
+                starts: |_| state,
+                count: 1,
+                limit: count,
+                deadline: None,
+                max_steps,
+                record: Some(&mut playouts),
+                failed: &mut failed,
+                per_start: None,
+            },
             rng,
-            Some(&mut playouts),
-            &mut failed,
-            None,
         );
         let (batch, failed) = match result {
             Ok(batch) => (Some(batch), None),
@@ -972,14 +986,11 @@ impl FastMachine {
 
     /// [`StateMachine::playouts_from`] with the starts given by `start` (so that a caller
     /// holding the states in another form need not gather them).
-    #[allow(clippy::too_many_arguments)]
     pub fn playouts_from_fn<'s>(
         &mut self,
         count: usize,
         start: impl Fn(usize) -> &'s FastState,
-        per_start: u32,
-        max_steps: usize,
-        deadline: Option<Instant>,
+        rounds: Rounds,
         rng: &mut impl Rng,
         out: &mut Rollouts,
     ) -> Result<()> {
@@ -987,22 +998,27 @@ impl FastMachine {
             self.check_state(start(i))?;
         }
         if !self.lanes.as_mut().is_some_and(|l| l.allocate()) {
-            return crate::machine::sequential_playouts_from(
-                self, count, start, per_start, max_steps, deadline, rng, out,
-            );
+            return crate::machine::sequential_playouts_from(self, count, start, rounds, rng, out);
         }
         out.reset(count, self.roles.len());
+        let Rounds {
+            per_start,
+            max_steps,
+            deadline,
+        } = rounds;
         let limit = count as u64 * u64::from(per_start);
         self.run_lanes(
-            start,
-            count,
-            limit,
-            deadline,
-            max_steps,
+            LaneJob {
+                starts: start,
+                count,
+                limit,
+                deadline,
+                max_steps,
+                record: None,
+                failed: &mut None,
+                per_start: Some(out),
+            },
             rng,
-            None,
-            &mut None,
-            Some(out),
         )
         .map(drop)
     }
@@ -1031,15 +1047,17 @@ impl FastMachine {
         let mut playouts = Vec::new();
         let mut failed = None;
         let result = self.run_lanes(
-            |i| &starts[i],
-            starts.len(),
-            starts.len() as u64 * u64::from(per_start),
-            None,
-            max_steps,
+            LaneJob {
+                starts: |i| &starts[i],
+                count: starts.len(),
+                limit: starts.len() as u64 * u64::from(per_start),
+                deadline: None,
+                max_steps,
+                record: Some(&mut playouts),
+                failed: &mut failed,
+                per_start: Some(&mut out),
+            },
             rng,
-            Some(&mut playouts),
-            &mut failed,
-            Some(&mut out),
         );
         let (batch, failed, out) = match result {
             Ok(batch) => (Some(batch), None, Some(out)),
@@ -1060,24 +1078,27 @@ impl FastMachine {
         self.move_term[m as usize]
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `job` on the lanes, their errors told in the game's words.
     fn run_lanes<'s>(
         &mut self,
-        start: impl Fn(usize) -> &'s FastState,
-        count: usize,
-        limit: u64,
-        deadline: Option<Instant>,
-        max_steps: usize,
+        job: LaneJob<'_, impl Fn(usize) -> &'s FastState>,
         rng: &mut impl Rng,
-        record: Option<&mut Vec<LanePlayout>>,
-        failed: &mut Option<LanePlayout>,
-        per_start: Option<&mut Rollouts>,
     ) -> Result<Batch> {
+        let LaneJob {
+            starts,
+            count,
+            limit,
+            deadline,
+            max_steps,
+            record,
+            failed,
+            per_start,
+        } = job;
         let lanes = self.lanes.as_mut().expect("lanes");
         lanes
             .run(
                 LaneRun {
-                    starts: |i| &start(i).0[..],
+                    starts: |i| &starts(i).0[..],
                     count,
                     limit,
                     deadline,

@@ -350,9 +350,11 @@ fn playouts_from_many_starts_tally_each_start() {
         &mut m,
         starts.len(),
         |i| &starts[i],
-        per,
-        100,
-        None,
+        Rounds {
+            per_start: per,
+            max_steps: 100,
+            deadline: None,
+        },
         &mut rng,
         &mut one,
     )
@@ -411,9 +413,11 @@ fn playouts_from_keep_each_starts_best_line_in_a_puzzle() {
                 &mut m,
                 2,
                 |i| &starts[i],
-                200,
-                10,
-                None,
+                Rounds {
+                    per_start: 200,
+                    max_steps: 10,
+                    deadline: None,
+                },
                 &mut rng,
                 &mut out,
             )

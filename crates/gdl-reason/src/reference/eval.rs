@@ -439,9 +439,7 @@ impl Evaluator {
         let body = [CLit::Pos(atom)];
         self.solve(
             cx,
-            &body,
-            0,
-            false,
+            Goal::body(&body),
             &mut bind,
             &mut trail,
             &mut |this, bind| {
@@ -711,9 +709,7 @@ impl Evaluator {
             let head = &rule.head;
             self.solve(
                 cx,
-                &rule.body,
-                0,
-                false,
+                Goal::body(&rule.body),
                 &mut bind,
                 &mut trail,
                 &mut |this, bind| {
@@ -736,27 +732,25 @@ impl Evaluator {
         Ok(())
     }
 
-    /// Solves `body[k..]`, calling `on_solution` for each solution; returns `Ok(false)` when
+    /// Solves `goal`, calling `on_solution` for each solution; returns `Ok(false)` when
     /// `on_solution` asked to stop.
-    #[allow(clippy::too_many_arguments)]
     fn solve(
         &mut self,
         cx: &Ctx<'_>,
-        body: &[CLit],
-        k: usize,
-        negated: bool,
+        goal: Goal<'_>,
         bind: &mut Bindings,
         trail: &mut Vec<u32>,
         on_solution: &mut OnSolution<'_>,
     ) -> Result<bool> {
-        let Some(literal) = body.get(k) else {
+        let Goal { body, at, negated } = goal;
+        let Some(literal) = body.get(at) else {
             return on_solution(self, bind);
         };
         self.tick()?;
         match literal {
             CLit::Pos(atom) => {
                 self.positive(cx, atom, negated, bind, trail, &mut |this, bind, trail| {
-                    this.solve(cx, body, k + 1, negated, bind, trail, on_solution)
+                    this.solve(cx, goal.next(), bind, trail, on_solution)
                 })
             }
             CLit::Neg(formula) => {
@@ -764,7 +758,9 @@ impl Evaluator {
                 for branch in &formula.branches {
                     let mark = trail.len();
                     let exhausted =
-                        self.solve(cx, branch, 0, true, bind, trail, &mut |_, _| Ok(false))?;
+                        self.solve(cx, Goal::negated(branch), bind, trail, &mut |_, _| {
+                            Ok(false)
+                        })?;
                     undo(bind, trail, mark);
                     if !exhausted {
                         holds = true;
@@ -774,7 +770,7 @@ impl Evaluator {
                 if holds {
                     Ok(true)
                 } else {
-                    self.solve(cx, body, k + 1, negated, bind, trail, on_solution)
+                    self.solve(cx, goal.next(), bind, trail, on_solution)
                 }
             }
             CLit::Distinct(a, b) => {
@@ -789,7 +785,7 @@ impl Evaluator {
                 if x == y {
                     Ok(true)
                 } else {
-                    self.solve(cx, body, k + 1, negated, bind, trail, on_solution)
+                    self.solve(cx, goal.next(), bind, trail, on_solution)
                 }
             }
         }
@@ -1061,6 +1057,41 @@ impl Evaluator {
 }
 
 /// A callback for each solution; returns whether to look for more.
+/// What is left to solve of a rule's body: `body[at..]`, and whether under a negation (where
+/// the first solution is enough).
+#[derive(Clone, Copy)]
+struct Goal<'b> {
+    body: &'b [CLit],
+    at: usize,
+    negated: bool,
+}
+
+impl<'b> Goal<'b> {
+    fn body(body: &'b [CLit]) -> Goal<'b> {
+        Goal {
+            body,
+            at: 0,
+            negated: false,
+        }
+    }
+
+    fn negated(body: &'b [CLit]) -> Goal<'b> {
+        Goal {
+            body,
+            at: 0,
+            negated: true,
+        }
+    }
+
+    /// The goal after its first literal.
+    fn next(self) -> Goal<'b> {
+        Goal {
+            at: self.at + 1,
+            ..self
+        }
+    }
+}
+
 type OnSolution<'c> = dyn FnMut(&mut Evaluator, &Bindings) -> Result<bool> + 'c;
 type Next<'c> = dyn FnMut(&mut Evaluator, &mut Bindings, &mut Vec<u32>) -> Result<bool> + 'c;
 
