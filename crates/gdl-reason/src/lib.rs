@@ -1,6 +1,9 @@
 //! Reasoning about games: the [`StateMachine`] interface, ground [`terms`], and the reference
 //! engine, exact on every real game.
 
+// Functions of at most 150 lines (clippy.toml), so that each can be read at once.
+#![warn(clippy::too_many_lines)]
+
 pub mod engine;
 pub mod fast;
 pub mod machine;

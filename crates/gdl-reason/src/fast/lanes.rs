@@ -58,6 +58,128 @@ pub struct LaneRun<'a, S> {
     pub per_start: Option<(&'a mut Rollouts, &'a [TermId])>,
 }
 
+/// Where the lanes are in [`Lanes::run`]: each lane's playout (its start, its steps, the move
+/// being drawn), what is recorded of it, and the batch's tally.
+struct Progress {
+    roles: usize,
+    /// Whether each start's best line is kept (the moves of each lane in `Lanes::trace`).
+    lines: bool,
+    /// Playouts started.
+    started: u64,
+    steps: [usize; LANES],
+    origin: [u32; LANES],
+    count_legal: [u32; LANES],
+    pick: [u32; LANES],
+    /// Each role's legal moves in all lanes in the step before (at first: as many as could
+    /// be).
+    legal_before: Vec<u64>,
+    lane_goals: Vec<[u8; LANES]>,
+    /// Each lane's playout, when they are recorded.
+    current: Vec<LanePlayout>,
+    tally: Batch,
+}
+
+impl Progress {
+    fn new(roles: usize, lines: bool, recorded: bool) -> Progress {
+        Progress {
+            roles,
+            lines,
+            started: 0,
+            steps: [0; LANES],
+            origin: [0; LANES],
+            count_legal: [0; LANES],
+            pick: [0; LANES],
+            legal_before: vec![u64::MAX; roles],
+            lane_goals: vec![[0u8; LANES]; if recorded || lines { roles } else { 0 }],
+            current: if recorded {
+                vec![LanePlayout::default(); LANES]
+            } else {
+                Vec::new()
+            },
+            tally: Batch {
+                goal_sums: vec![0; roles],
+                ..Batch::default()
+            },
+        }
+    }
+
+    /// The moving lanes at the step limit, counted (per start too).
+    #[inline(always)]
+    fn cut(
+        &mut self,
+        active: &V,
+        terminal: &V,
+        max_steps: usize,
+        per_start: &mut Option<(&mut Rollouts, &[TermId])>,
+    ) -> V {
+        let mut cut = ZERO;
+        for_lanes(
+            &and(active, &std::array::from_fn(|w| !terminal[w])),
+            |lane| {
+                if self.steps[lane] >= max_steps {
+                    cut[lane / 64] |= 1 << (lane % 64);
+                }
+            },
+        );
+        self.tally.cut += popcount(&cut);
+        if let Some((out, _)) = per_start.as_mut() {
+            for_lanes(&cut, |lane| out.cut[self.origin[lane] as usize] += 1);
+        }
+        cut
+    }
+
+    /// Records the playouts of the lanes `done` (with their goals where `terminal`).
+    fn record(&mut self, done: &V, terminal: &V, record: &mut Vec<LanePlayout>) {
+        for_lanes(done, |lane| {
+            let mut c = std::mem::take(&mut self.current[lane]);
+            if terminal[lane / 64] >> (lane % 64) & 1 == 1 {
+                c.goals = Some(self.lane_goals.iter().map(|g| g[lane]).collect());
+            }
+            record.push(c);
+        });
+    }
+
+    /// Draws each moving lane's move among its `count_legal` (`pick`, from 0); the first lane
+    /// with none, if any.
+    #[inline(always)]
+    fn draw(&mut self, moving: &V, rng: &mut impl Rng) -> Option<usize> {
+        let mut stuck = None;
+        for_lanes(moving, |lane| {
+            if self.count_legal[lane] == 0 {
+                stuck = stuck.or(Some(lane));
+            } else if self.count_legal[lane] == 1 {
+                self.pick[lane] = 0;
+            } else {
+                self.pick[lane] = rng.random_range(0..self.count_legal[lane]);
+            }
+        });
+        stuck
+    }
+
+    /// Whether the moves taken are kept (in the best lines' trace, or the recorded playouts).
+    #[inline(always)]
+    fn keeps(&self) -> bool {
+        self.lines || !self.current.is_empty()
+    }
+
+    /// Keeps move `m` of `role` taken in `lane`.
+    #[inline(always)]
+    fn keep(&mut self, trace: &mut [u32], role: usize, lane: usize, m: u32) {
+        let step = self.steps[lane];
+        if self.lines && step < MAX_LINE {
+            trace[lane * MAX_LINE + step] = m;
+        }
+        if let Some(c) = self.current.get_mut(lane) {
+            if c.moves.len() <= step {
+                c.moves.push(vec![0; self.roles]);
+                c.legal_counts.push(vec![0; self.roles]);
+            }
+            c.moves[step][role] = m;
+            c.legal_counts[step][role] = self.count_legal[lane];
+        }
+    }
+}
+
 /// `!0` for a negated reference, else 0.
 #[inline(always)]
 fn mask(r: u32) -> u64 {
@@ -557,49 +679,16 @@ impl Lanes {
             mut per_start,
         } = job;
         let roles = self.legal.len();
-        let mut tally = Batch {
-            goal_sums: vec![0; roles],
-            ..Batch::default()
-        };
-        if count == 0 {
-            return Ok(tally);
-        }
         let lines = per_start.as_ref().is_some_and(|(out, _)| out.keeps_lines());
+        let mut p = Progress::new(roles, lines, record.is_some());
+        if count == 0 {
+            return Ok(p.tally);
+        }
         if lines && self.trace.len() != LANES * MAX_LINE {
             self.trace = vec![0; LANES * MAX_LINE];
         }
-        let mut started = 0u64;
-        let mut steps = [0usize; LANES];
-        let mut origin = [0u32; LANES];
-        let mut count_legal = [0u32; LANES];
-        let mut pick = [0u32; LANES];
-        // Each role's legal moves in all lanes in the step before (at first: as many as could
-        // be).
-        let mut legal_before = vec![u64::MAX; roles];
-        let mut lane_goals = vec![[0u8; LANES]; if record.is_some() || lines { roles } else { 0 }];
-        let mut current: Vec<LanePlayout> = if record.is_some() {
-            vec![LanePlayout::default(); LANES]
-        } else {
-            Vec::new()
-        };
-
         debug_assert_eq!(self.vals.len(), self.nodes, "Lanes::allocate first");
-        // Start the first lanes.
-        for &node in self.base.iter().chain(self.input.iter()) {
-            if node != NONE {
-                self.vals[node as usize] = ZERO;
-            }
-        }
-        let mut active = ZERO;
-        for lane in 0..LANES.min(usize::try_from(limit).unwrap_or(usize::MAX)) {
-            active[lane / 64] |= 1 << (lane % 64);
-            origin[lane] = (started % count as u64) as u32;
-            started += 1;
-            self.start_lane(starts(origin[lane] as usize), lane);
-            if let Some(p) = current.get_mut(lane) {
-                p.start = origin[lane] as usize;
-            }
-        }
+        let mut active = self.start_first_lanes(&starts, count, limit, &mut p);
         loop {
             if let Some(t) = deadline
                 && std::time::Instant::now() >= t
@@ -612,242 +701,322 @@ impl Lanes {
             Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.core);
             let terminal = and(&self.get(self.terminal), &active);
             if any(&terminal) {
-                Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.goal_only);
-                let sink = per_start.as_mut().map(|(out, _)| (&mut **out, &origin));
-                if let Err(e) = self.read_goals(&terminal, &mut tally, &mut lane_goals, sink) {
-                    *failed = current.get_mut(e.lane).map(std::mem::take);
-                    return Err(e);
-                }
-                let n = popcount(&terminal);
-                tally.finished += n;
-                for_lanes(&terminal, |lane| tally.finished_steps += steps[lane] as u64);
-                if let Some((out, move_terms)) = per_start.as_mut() {
-                    for_lanes(&terminal, |lane| {
-                        let o = origin[lane] as usize;
-                        out.finished[o] += 1;
-                        let goal = lane_goals.first().map_or(0, |g| g[lane]);
-                        if lines
-                            && steps[lane] <= MAX_LINE
-                            && out.best_goal[o].is_none_or(|best| goal > best)
-                        {
-                            out.best_goal[o] = Some(goal);
-                            let trace = &self.trace[lane * MAX_LINE..lane * MAX_LINE + steps[lane]];
-                            out.best_line[o].clear();
-                            out.best_line[o].extend(trace.iter().map(|&m| move_terms[m as usize]));
-                        }
-                    });
-                }
+                self.finish(&terminal, &mut p, &mut per_start, failed)?;
             }
-            // Lanes at the step limit.
-            let mut cut = ZERO;
-            if max_steps < usize::MAX {
-                for_lanes(
-                    &and(&active, &std::array::from_fn(|w| !terminal[w])),
-                    |lane| {
-                        if steps[lane] >= max_steps {
-                            cut[lane / 64] |= 1 << (lane % 64);
-                        }
-                    },
-                );
-                tally.cut += popcount(&cut);
-                if let Some((out, _)) = per_start.as_mut() {
-                    for_lanes(&cut, |lane| out.cut[origin[lane] as usize] += 1);
-                }
-            }
+            let cut = if max_steps < usize::MAX {
+                p.cut(&active, &terminal, max_steps, &mut per_start)
+            } else {
+                ZERO
+            };
             let done: V = std::array::from_fn(|w| terminal[w] | cut[w]);
             let moving: V = std::array::from_fn(|w| active[w] & !done[w]);
             if let Some(record) = record.as_deref_mut() {
-                for_lanes(&done, |lane| {
-                    let mut p = std::mem::take(&mut current[lane]);
-                    if terminal[lane / 64] >> (lane % 64) & 1 == 1 {
-                        p.goals = Some(lane_goals.iter().map(|g| g[lane]).collect());
-                    }
-                    record.push(p);
-                });
+                p.record(&done, &terminal, record);
             }
-            // Every moving lane's moves: a random one of each lane's legal moves, in two passes
-            // over the role's legal gates, the first counting each lane's legal moves, the
-            // second taking in each lane the one drawn. Lane by lane, a pass costs an operation
-            // for each legal move of each lane; bit-sliced (counters a word of lanes per bit),
-            // a few word operations for each gate, for all lanes at once: the cheaper, by the
-            // role's legal moves in the step before, is taken.
-            for (role, before) in legal_before.iter_mut().enumerate() {
-                let sliced = self.sliced_cost[role] < *before;
-                let planes = self.planes[role] as usize;
-                count_legal[..].fill(0);
-                self.pairs.clear();
-                if sliced {
-                    let counts = &mut self.counts[..planes];
-                    counts.fill(ZERO);
-                    // Four at a time (a role with four legal gates or more has three planes
-                    // or more, as `add_four` needs; with fewer, all go one at a time below).
-                    let mut four = [ZERO; 4];
-                    let mut held = 0;
-                    for &(_, r) in &self.legal[role] {
-                        let v = and(&value(&self.vals, r), &moving);
-                        if any(&v) {
-                            four[held] = v;
-                            held += 1;
-                            if held == 4 {
-                                add_four(counts, &four);
-                                held = 0;
-                            }
-                        }
-                    }
-                    for v in &four[..held] {
-                        step_counters(counts, v, false);
-                    }
-                    *before = 0;
-                    for (b, plane) in counts.iter().enumerate() {
-                        *before += popcount(plane) << b;
-                        for_lanes(plane, |lane| count_legal[lane] += 1 << b);
-                    }
-                } else {
-                    for &(m, r) in &self.legal[role] {
-                        let v = and(&value(&self.vals, r), &moving);
-                        for_lanes(&v, |lane| {
-                            count_legal[lane] += 1;
-                            self.pairs.push((lane as u32, m));
-                        });
-                    }
-                    *before = self.pairs.len() as u64;
-                }
-                let mut stuck = None;
-                for_lanes(&moving, |lane| {
-                    if count_legal[lane] == 0 {
-                        stuck = stuck.or(Some(lane));
-                    } else if count_legal[lane] == 1 {
-                        pick[lane] = 0;
-                    } else {
-                        pick[lane] = rng.random_range(0..count_legal[lane]);
-                    }
-                });
-                if let Some(lane) = stuck {
-                    *failed = current.get_mut(lane).map(|p| {
-                        // Without the moves of this step's earlier roles.
-                        let mut p = std::mem::take(p);
-                        p.moves.truncate(steps[lane]);
-                        p.legal_counts.truncate(steps[lane]);
-                        p
-                    });
-                    return Err(LaneError {
-                        lane,
-                        role,
-                        kind: LaneErrorKind::NoLegalMove,
-                    });
-                }
-                // What is kept of the move taken in a lane.
-                let keeps = lines || !current.is_empty();
-                let mut keep = |lane: usize, m: u32| {
-                    if lines && steps[lane] < MAX_LINE {
-                        self.trace[lane * MAX_LINE + steps[lane]] = m;
-                    }
-                    if let Some(p) = current.get_mut(lane) {
-                        if p.moves.len() <= steps[lane] {
-                            p.moves.push(vec![0; roles]);
-                            p.legal_counts.push(vec![0; roles]);
-                        }
-                        p.moves[steps[lane]][role] = m;
-                        p.legal_counts[steps[lane]][role] = count_legal[lane];
-                    }
-                };
-                if !sliced {
-                    for &(lane, m) in &self.pairs {
-                        let lane = lane as usize;
-                        if pick[lane] == 0 {
-                            let node = self.input[m as usize];
-                            if node != NONE {
-                                self.vals[node as usize][lane / 64] |= 1 << (lane % 64);
-                                self.touched.push(node);
-                            }
-                            if keeps {
-                                keep(lane, m);
-                            }
-                        }
-                        pick[lane] = pick[lane].wrapping_sub(1);
-                    }
-                    continue;
-                }
-                let remaining = &mut self.remaining[..planes];
-                remaining.fill(ZERO);
-                for_lanes(&moving, |lane| {
-                    let mut k = pick[lane];
-                    while k != 0 {
-                        remaining[k.trailing_zeros() as usize][lane / 64] |= 1 << (lane % 64);
-                        k &= k - 1;
-                    }
-                });
-                let mut pending = moving;
-                for &(m, r) in &self.legal[role] {
-                    let v = and(&value(&self.vals, r), &pending);
-                    if !any(&v) {
-                        continue;
-                    }
-                    // The lanes where no legal move is left to pass over take this one.
-                    let mut left = ZERO;
-                    for plane in remaining.iter() {
-                        for w in 0..W {
-                            left[w] |= plane[w];
-                        }
-                    }
-                    let chosen: V = std::array::from_fn(|w| v[w] & !left[w]);
-                    if any(&chosen) {
-                        let node = self.input[m as usize];
-                        if node != NONE {
-                            let val = &mut self.vals[node as usize];
-                            for w in 0..W {
-                                val[w] |= chosen[w];
-                            }
-                            self.touched.push(node);
-                        }
-                        if keeps {
-                            for_lanes(&chosen, |lane| keep(lane, m));
-                        }
-                        pending = std::array::from_fn(|w| pending[w] & !chosen[w]);
-                        if !any(&pending) {
-                            break;
-                        }
-                    }
-                    let passed: V = std::array::from_fn(|w| v[w] & !chosen[w]);
-                    if any(&passed) {
-                        step_counters(remaining, &passed, true);
-                    }
-                }
+            for role in 0..roles {
+                self.choose_moves(role, &moving, &mut p, rng, failed)?;
             }
             Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.moved);
-            // The next states; lanes that are done start again while playouts are wanted,
-            // each from the start of its next playout.
-            for f in 0..self.next.len() {
-                self.next_vals[f] = and(&self.get(self.next[f]), &moving);
-            }
-            for f in 0..self.base.len() {
-                self.vals[self.base[f] as usize] = self.next_vals[f];
-            }
-            let mut restart = ZERO;
-            for_lanes(&done, |lane| {
-                if started < limit {
-                    restart[lane / 64] |= 1 << (lane % 64);
-                    origin[lane] = (started % count as u64) as u32;
-                    started += 1;
-                    self.start_lane(starts(origin[lane] as usize), lane);
-                    if let Some(p) = current.get_mut(lane) {
-                        p.start = origin[lane] as usize;
-                    }
-                }
-            });
-            for &node in &self.touched {
-                self.vals[node as usize] = ZERO;
-            }
-            self.touched.clear();
-            for_lanes(&moving, |lane| steps[lane] += 1);
-            for_lanes(&restart, |lane| steps[lane] = 0);
-            tally.steps += popcount(&moving);
-            active = std::array::from_fn(|w| moving[w] | restart[w]);
+            active = self.advance(&done, &moving, &mut p, (&starts, count, limit));
         }
         if let Some((out, _)) = per_start {
-            out.steps += tally.steps;
+            out.steps += p.tally.steps;
         }
-        Ok(tally)
+        Ok(p.tally)
+    }
+
+    /// Clears the state and the moves, and starts the first playouts, one in each lane up to
+    /// `limit`: the lanes active.
+    #[inline(always)]
+    fn start_first_lanes<'s>(
+        &mut self,
+        starts: &impl Fn(usize) -> &'s [u64],
+        count: usize,
+        limit: u64,
+        p: &mut Progress,
+    ) -> V {
+        for &node in self.base.iter().chain(self.input.iter()) {
+            if node != NONE {
+                self.vals[node as usize] = ZERO;
+            }
+        }
+        let mut active = ZERO;
+        for lane in 0..LANES.min(usize::try_from(limit).unwrap_or(usize::MAX)) {
+            active[lane / 64] |= 1 << (lane % 64);
+            p.origin[lane] = (p.started % count as u64) as u32;
+            p.started += 1;
+            self.start_lane(starts(p.origin[lane] as usize), lane);
+            if let Some(c) = p.current.get_mut(lane) {
+                c.start = p.origin[lane] as usize;
+            }
+        }
+        active
+    }
+
+    /// The lanes in `terminal` end their playouts: their goals read and tallied (per start
+    /// too, with each start's best line when kept).
+    #[inline(always)]
+    fn finish(
+        &mut self,
+        terminal: &V,
+        p: &mut Progress,
+        per_start: &mut Option<(&mut Rollouts, &[TermId])>,
+        failed: &mut Option<LanePlayout>,
+    ) -> Result<(), LaneError> {
+        Self::run_pieces(&mut self.vals, &self.gates, &self.refs, &self.goal_only);
+        let sink = per_start.as_mut().map(|(out, _)| (&mut **out, &p.origin));
+        if let Err(e) = self.read_goals(terminal, &mut p.tally, &mut p.lane_goals, sink) {
+            *failed = p.current.get_mut(e.lane).map(std::mem::take);
+            return Err(e);
+        }
+        p.tally.finished += popcount(terminal);
+        for_lanes(terminal, |lane| {
+            p.tally.finished_steps += p.steps[lane] as u64
+        });
+        let Some((out, move_terms)) = per_start.as_mut() else {
+            return Ok(());
+        };
+        for_lanes(terminal, |lane| {
+            let o = p.origin[lane] as usize;
+            out.finished[o] += 1;
+            let goal = p.lane_goals.first().map_or(0, |g| g[lane]);
+            if p.lines
+                && p.steps[lane] <= MAX_LINE
+                && out.best_goal[o].is_none_or(|best| goal > best)
+            {
+                out.best_goal[o] = Some(goal);
+                let trace = &self.trace[lane * MAX_LINE..lane * MAX_LINE + p.steps[lane]];
+                out.best_line[o].clear();
+                out.best_line[o].extend(trace.iter().map(|&m| move_terms[m as usize]));
+            }
+        });
+        Ok(())
+    }
+
+    /// Every moving lane's move for `role`: a random one of each lane's legal moves, in two
+    /// passes over the role's legal gates, the first counting each lane's legal moves, the
+    /// second taking in each lane the one drawn. Lane by lane, a pass costs an operation for
+    /// each legal move of each lane; bit-sliced (counters a word of lanes per bit), a few word
+    /// operations for each gate, for all lanes at once: the cheaper, by the role's legal moves
+    /// in the step before, is taken.
+    #[inline(always)]
+    fn choose_moves(
+        &mut self,
+        role: usize,
+        moving: &V,
+        p: &mut Progress,
+        rng: &mut impl Rng,
+        failed: &mut Option<LanePlayout>,
+    ) -> Result<(), LaneError> {
+        let sliced = self.sliced_cost[role] < p.legal_before[role];
+        let planes = self.planes[role] as usize;
+        p.count_legal[..].fill(0);
+        self.pairs.clear();
+        p.legal_before[role] = if sliced {
+            self.count_sliced(role, moving, planes, &mut p.count_legal)
+        } else {
+            self.count_listed(role, moving, &mut p.count_legal)
+        };
+        if let Some(lane) = p.draw(moving, rng) {
+            *failed = p.current.get_mut(lane).map(|c| {
+                // Without the moves of this step's earlier roles.
+                let mut c = std::mem::take(c);
+                c.moves.truncate(p.steps[lane]);
+                c.legal_counts.truncate(p.steps[lane]);
+                c
+            });
+            return Err(LaneError {
+                lane,
+                role,
+                kind: LaneErrorKind::NoLegalMove,
+            });
+        }
+        if sliced {
+            self.take_sliced(role, moving, planes, p);
+        } else {
+            self.take_listed(role, p);
+        }
+        Ok(())
+    }
+
+    /// Counts each moving lane's legal moves for `role` bit-sliced, in `planes` counters: the
+    /// legal moves in all lanes.
+    #[inline(always)]
+    fn count_sliced(
+        &mut self,
+        role: usize,
+        moving: &V,
+        planes: usize,
+        count_legal: &mut [u32; LANES],
+    ) -> u64 {
+        let counts = &mut self.counts[..planes];
+        counts.fill(ZERO);
+        // Four at a time (a role with four legal gates or more has three planes or more, as
+        // `add_four` needs; with fewer, all go one at a time below).
+        let mut four = [ZERO; 4];
+        let mut held = 0;
+        for &(_, r) in &self.legal[role] {
+            let v = and(&value(&self.vals, r), moving);
+            if any(&v) {
+                four[held] = v;
+                held += 1;
+                if held == 4 {
+                    add_four(counts, &four);
+                    held = 0;
+                }
+            }
+        }
+        for v in &four[..held] {
+            step_counters(counts, v, false);
+        }
+        let mut legal = 0;
+        for (b, plane) in counts.iter().enumerate() {
+            legal += popcount(plane) << b;
+            for_lanes(plane, |lane| count_legal[lane] += 1 << b);
+        }
+        legal
+    }
+
+    /// Counts each moving lane's legal moves for `role` lane by lane, each (lane, move) in
+    /// `pairs`: the legal moves in all lanes.
+    #[inline(always)]
+    fn count_listed(&mut self, role: usize, moving: &V, count_legal: &mut [u32; LANES]) -> u64 {
+        for &(m, r) in &self.legal[role] {
+            let v = and(&value(&self.vals, r), moving);
+            for_lanes(&v, |lane| {
+                count_legal[lane] += 1;
+                self.pairs.push((lane as u32, m));
+            });
+        }
+        self.pairs.len() as u64
+    }
+
+    /// Sets in each lane the move of `role` drawn (the `pick`-th of its pairs).
+    #[inline(always)]
+    fn take_listed(&mut self, role: usize, p: &mut Progress) {
+        let Lanes {
+            pairs,
+            input,
+            vals,
+            touched,
+            trace,
+            ..
+        } = self;
+        let keeps = p.keeps();
+        for &(lane, m) in pairs.iter() {
+            let lane = lane as usize;
+            if p.pick[lane] == 0 {
+                let node = input[m as usize];
+                if node != NONE {
+                    vals[node as usize][lane / 64] |= 1 << (lane % 64);
+                    touched.push(node);
+                }
+                if keeps {
+                    p.keep(trace, role, lane, m);
+                }
+            }
+            p.pick[lane] = p.pick[lane].wrapping_sub(1);
+        }
+    }
+
+    /// Sets in each lane the move of `role` drawn, bit-sliced: counters of the legal moves
+    /// each lane has yet to pass over, a lane taking the legal move where it has none left.
+    #[inline(always)]
+    fn take_sliced(&mut self, role: usize, moving: &V, planes: usize, p: &mut Progress) {
+        let Lanes {
+            legal,
+            input,
+            vals,
+            touched,
+            trace,
+            remaining,
+            ..
+        } = self;
+        let remaining = &mut remaining[..planes];
+        remaining.fill(ZERO);
+        for_lanes(moving, |lane| {
+            let mut k = p.pick[lane];
+            while k != 0 {
+                remaining[k.trailing_zeros() as usize][lane / 64] |= 1 << (lane % 64);
+                k &= k - 1;
+            }
+        });
+        let keeps = p.keeps();
+        let mut pending = *moving;
+        for &(m, r) in &legal[role] {
+            let v = and(&value(vals, r), &pending);
+            if !any(&v) {
+                continue;
+            }
+            // The lanes where no legal move is left to pass over take this one.
+            let mut left = ZERO;
+            for plane in remaining.iter() {
+                for w in 0..W {
+                    left[w] |= plane[w];
+                }
+            }
+            let chosen: V = std::array::from_fn(|w| v[w] & !left[w]);
+            if any(&chosen) {
+                let node = input[m as usize];
+                if node != NONE {
+                    let val = &mut vals[node as usize];
+                    for w in 0..W {
+                        val[w] |= chosen[w];
+                    }
+                    touched.push(node);
+                }
+                if keeps {
+                    for_lanes(&chosen, |lane| p.keep(trace, role, lane, m));
+                }
+                pending = std::array::from_fn(|w| pending[w] & !chosen[w]);
+                if !any(&pending) {
+                    break;
+                }
+            }
+            let passed: V = std::array::from_fn(|w| v[w] & !chosen[w]);
+            if any(&passed) {
+                step_counters(remaining, &passed, true);
+            }
+        }
+    }
+
+    /// The next states; lanes that are done start again while playouts are wanted, each from
+    /// the start of its next playout (`starts`, their count and how many playouts in all).
+    /// The lanes active after the step.
+    #[inline(always)]
+    fn advance<'s>(
+        &mut self,
+        done: &V,
+        moving: &V,
+        p: &mut Progress,
+        (starts, count, limit): (&impl Fn(usize) -> &'s [u64], usize, u64),
+    ) -> V {
+        for f in 0..self.next.len() {
+            self.next_vals[f] = and(&self.get(self.next[f]), moving);
+        }
+        for f in 0..self.base.len() {
+            self.vals[self.base[f] as usize] = self.next_vals[f];
+        }
+        let mut restart = ZERO;
+        for_lanes(done, |lane| {
+            if p.started < limit {
+                restart[lane / 64] |= 1 << (lane % 64);
+                p.origin[lane] = (p.started % count as u64) as u32;
+                p.started += 1;
+                self.start_lane(starts(p.origin[lane] as usize), lane);
+                if let Some(c) = p.current.get_mut(lane) {
+                    c.start = p.origin[lane] as usize;
+                }
+            }
+        });
+        for &node in &self.touched {
+            self.vals[node as usize] = ZERO;
+        }
+        self.touched.clear();
+        for_lanes(moving, |lane| p.steps[lane] += 1);
+        for_lanes(&restart, |lane| p.steps[lane] = 0);
+        p.tally.steps += popcount(moving);
+        std::array::from_fn(|w| moving[w] | restart[w])
     }
 
     /// Sets the fluents of `state` in `lane` (whose bits are clear).
