@@ -445,10 +445,11 @@ impl StateMachine for Machine {
 
 /// The fast engine's refusals in this process, by rules text and budgets. A refusal that is not
 /// for time is the same every time (the budgets are counts), and finding it again costs what
-/// it cost the first time (seconds for chess, 15 s and 0.4 GB for ruleDepthExponential); a
-/// match builds a machine for the referee and one for each built-in player, and `ggp serve`
-/// one for every match. A collision of two texts' hashes could only send a game the fast
-/// engine builds to the reference engine, which plays every game exactly.
+/// it cost the first time, seconds and hundreds of megabytes for the largest descriptions
+/// (docs/benchmarks.md, "The join tier"); a match builds a machine for the referee and one for
+/// each built-in player, and `ggp serve` one for every match. A collision of two texts' hashes
+/// could only send a game the fast engine builds to the reference engine, which plays every
+/// game exactly.
 mod refusals {
     use super::*;
 

@@ -104,8 +104,8 @@ fn short(hash: u64) -> u32 {
 
 /// The hash a table of tuples places an entry by, from what the entry keeps ([`short`]):
 /// growing the table rehashes from what each entry holds, without reading its tuple (growing
-/// tables took a quarter of a grounding run to 2 million atoms, most of it hashing tuples
-/// again), at 4 bytes more an entry.
+/// tables, most of it hashing tuples again, was a large part of a grounding run to the atom
+/// budget: docs/benchmarks.md, "The join tier"), at 4 bytes more an entry.
 fn spread(h: u32) -> u64 {
     u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }

@@ -196,9 +196,10 @@ pub(crate) fn decompose(
         // symmetric in its variables), the one whose auxiliary relation is guessed smallest:
         // hex's `transfer`, once the placement is eliminated, can eliminate the role, leaving
         // (group, cell), or the cell, leaving (group, role); the second network's gates watch
-        // only the cells of each group (one playout at a time 1.8 times as fast). The guesses
-        // only break ties: as the primary estimate they changed the networks of 175 corpus
-        // games, most for the smaller, but reversi's for the slower.
+        // only the cells of each group, and it plays faster. The guesses only break ties: as
+        // the primary estimate they changed the networks of many corpus games, most for the
+        // smaller, but reversi's for the slower (docs/benchmarks.md, "How the speed came
+        // about", b5cac1a).
         let mut candidates: Vec<(f64, Vec<usize>)> = Vec::new();
         for &v in &existential {
             let Some(mut bucket) = bucket_of(v, &body, &lit_vars) else {

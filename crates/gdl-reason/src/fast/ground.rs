@@ -750,7 +750,8 @@ mod tests {
         // can go next. Their joins are estimated the same (the auxiliary relation just made is
         // not computed yet); eliminating the cell leaves (group, role), 6 atoms, where the
         // role would leave (group, cell), 12, and a network whose gates watch every cell of
-        // every group for every placement (hex: one playout at a time 1.8 times as fast).
+        // every group for every placement (hex's, slower: docs/benchmarks.md, "How the speed
+        // came about", b5cac1a).
         // Whichever variable comes first (the tie went to the first before), the cell goes.
         for body in [
             "(does ?r (place ?x)) (true (owner ?k ?r)) (true (conn ?k ?m)) (adj ?x ?m)",

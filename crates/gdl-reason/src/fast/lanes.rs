@@ -9,7 +9,8 @@
 //! state; and the gates that depend on the moves, once every lane's moves are chosen.
 //! Propagating only changes ([`super::run`]) visits fewer gates per step, but one at a time
 //! and one playout at a time; here each gate costs a few word operations shared by `LANES`
-//! playouts, which is cheaper for every game measured (see `docs/benchmarks.md`).
+//! playouts, which is cheaper for every game measured (docs/benchmarks.md, "Bit-parallel
+//! playouts: what they cost").
 //!
 //! Each lane's moves are drawn from its legal moves in two passes over the role's legal
 //! gates (count, then take the one drawn): lane by lane, or, where the role has few legal
@@ -31,8 +32,9 @@ use crate::terms::TermId;
 use super::net::{Kind, Net, Ref, node_of};
 
 /// The cost of a gate in the bit-sliced passes, and of each of its counters' bits, counted in
-/// legal moves of one lane in the lane-by-lane passes (from `perf annotate`: a word operation
-/// on all lanes against some fifteen instructions a legal move; see `docs/benchmarks.md`).
+/// legal moves of one lane in the lane-by-lane passes: a word operation on all lanes against
+/// the instructions a lane's legal move takes, as `perf annotate` counted them
+/// (docs/benchmarks.md, "Bit-parallel playouts: what they cost").
 const SLICED_GATE: u64 = 9;
 const SLICED_PLANE: u64 = 1;
 

@@ -215,11 +215,10 @@ impl Default for Starts {
 }
 
 /// A node changed or a successor updated while loading a state costs about as much as copying
-/// this many bytes of saved values (measured: see [`FastMachine::start_playout`]). In a large
-/// network a change is a cache miss or two, about 12 ns, as long as a copy of 300 to 400
-/// bytes: speedChess's starts (300 KB saved, 2,400 changes) copied rather than propagated
-/// make a playout one at a time 1.07 and 1.08 times as fast, hex's (400 KB, 1,500) 1.02 and
-/// 1.03; at 100 bytes neither was copied.
+/// this many bytes of saved values (see [`FastMachine::start_playout`]). In a large network a
+/// change is a cache miss or two, as long as a copy of a few hundred bytes: at this value the
+/// starts of the large benchmark games (speedChess, hex) are copied, which pays, where at 100
+/// bytes they were propagated (docs/benchmarks.md, "How the speed came about", 69bab11).
 const SAVED_BYTES_PER_CHANGE: u64 = 300;
 
 /// How long the grounding of everything that can hold runs alone before the grounding of only
@@ -584,8 +583,9 @@ impl FastMachine {
     /// start from twice in a row has its values saved, if copying them is cheaper than
     /// propagating what differs (the copy is at most [`SAVED_BYTES_PER_CHANGE`] bytes per node
     /// changed or successor updated by loading it); while they start from it, it is loaded by a
-    /// copy (flat Monte Carlo's and the benchmark's playouts, ticTacToe and connectFour: a
-    /// fifth of a playout was loading its start).
+    /// copy (flat Monte Carlo's and the benchmark's playouts, where loading the start was a
+    /// large part of a small game's playout: docs/benchmarks.md, "How the speed came about",
+    /// saved starts).
     fn start_playout(&mut self, state: &FastState) -> Result<()> {
         self.check_state(state)?;
         let starts = &self.starts;

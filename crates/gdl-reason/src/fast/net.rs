@@ -737,8 +737,9 @@ fn prune(net: &mut Net) {
     }
     // Live nodes in a topological order of their strongly connected components, level by level
     // (Kahn's algorithm with a queue over the components): nodes at the same distance from the
-    // sources sit together, which the runtime's caches like (side by side: hex 545 -> 627
-    // playouts/s, the other games within noise), and a cycle's nodes sit together as a block.
+    // sources sit together, which the runtime's caches like (faster on hex, the other games
+    // level: docs/benchmarks.md, "How the speed came about", 19ea7e1), and a cycle's nodes sit
+    // together as a block.
     let (succ_start, succ_list) = csr(
         n,
         (0..n)

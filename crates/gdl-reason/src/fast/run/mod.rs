@@ -95,7 +95,8 @@
 //! at a time, and holds every read without a bounds check with what it relies on; `frame.rs`
 //! finds the frame fluents, `move_sets.rs` the move sets, `lazy.rs` the lazy gates and
 //! choices; `saved.rs` saves and restores a state's values. What each choice above measured
-//! (instructions by callgrind, paired runs) is in docs/benchmarks.md.
+//! (instructions by callgrind, paired runs) is in docs/benchmarks.md, "How the speed came
+//! about".
 
 mod frame;
 mod layout;

@@ -737,8 +737,8 @@ impl Frame {
     /// Asks the processor to load the first entries of `slot` into its cache, where they are
     /// [`Frame::far`]: [`Runtime::settle_frame`] reads them after the moves' propagation, and
     /// they are anywhere in an array of hundreds of kilobytes (speedChess's), where a cache miss
-    /// was a measurable part of a step (docs/benchmarks.md). Breakthrough's are near, and it is
-    /// not asked.
+    /// was a measurable part of a step (docs/benchmarks.md, "How the speed came about",
+    /// 52d8112). Breakthrough's are near, and it is not asked.
     #[inline(always)]
     fn prefetch(&self, slot: u32) {
         #[cfg(not(target_arch = "x86_64"))]
