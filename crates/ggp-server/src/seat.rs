@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-/// The name a human seat has in records, and what a request names one by.
-pub const HUMAN: &str = "human";
+/// The name a human seat has in records, and what a request names one by: its kind's name.
+pub const HUMAN: &str = SeatKind::Human.name();
 
 /// Who plays a seat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -21,7 +21,7 @@ pub enum SeatKind {
 
 impl SeatKind {
     /// As stored and shown: `player`, `builtin`, `human`, `manager`.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             SeatKind::Player => "player",
             SeatKind::Builtin => "builtin",
