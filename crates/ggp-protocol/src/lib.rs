@@ -22,33 +22,50 @@ pub const MAX_CLOCK_SECS: u64 = 24 * 60 * 60;
 /// The longest match id, in bytes.
 pub const MAX_MATCH_ID_LEN: usize = 200;
 
+/// Why a text cannot be sent as a match id (see [`check_match_id`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MatchIdError {
+    #[error("a match id cannot be empty")]
+    Empty,
+    #[error("a match id has at most {MAX_MATCH_ID_LEN} characters; this one has {len}")]
+    TooLong { len: usize },
+    /// A character a match id cannot hold (a space, a parenthesis, a non-ASCII letter, …).
+    #[error(
+        "the match id `{}` contains {}: a match id is made of ASCII letters, digits and `. _ - + : @ /`",
+        id.escape_debug(),
+        describe(*found)
+    )]
+    Character { id: String, found: char },
+}
+
+/// A character as a message names it.
+fn describe(c: char) -> String {
+    match c {
+        ' ' => "a space".to_string(),
+        '\n' => "a line break".to_string(),
+        c if c.is_control() => format!("the control character {:?}", c),
+        c => format!("`{c}`"),
+    }
+}
+
 /// Checks that `id` can be sent as a match id: one atom that every player's reader takes as one
 /// symbol — ASCII letters, digits and `. _ - + : @ /`, at most [`MAX_MATCH_ID_LEN`] bytes, not
 /// empty. (Spaces, parentheses, `;`, quotes or a newline would break the message around it; a
 /// leading `?` would read as a variable.)
-pub fn check_match_id(id: &str) -> Result<(), String> {
+pub fn check_match_id(id: &str) -> Result<(), MatchIdError> {
     if id.is_empty() {
-        return Err("a match id cannot be empty".into());
+        return Err(MatchIdError::Empty);
     }
     if id.len() > MAX_MATCH_ID_LEN {
-        return Err(format!(
-            "a match id has at most {MAX_MATCH_ID_LEN} characters; this one has {}",
-            id.len()
-        ));
+        return Err(MatchIdError::TooLong { len: id.len() });
     }
-    if let Some(c) = id.chars().find(|&c| {
+    if let Some(found) = id.chars().find(|&c| {
         !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | ':' | '@' | '/'))
     }) {
-        return Err(format!(
-            "the match id `{}` contains {}: a match id is made of ASCII letters, digits and `. _ - + : @ /`",
-            id.escape_debug(),
-            match c {
-                ' ' => "a space".to_string(),
-                '\n' => "a line break".to_string(),
-                c if c.is_control() => format!("the control character {:?}", c),
-                c => format!("`{c}`"),
-            }
-        ));
+        return Err(MatchIdError::Character {
+            id: id.to_string(),
+            found,
+        });
     }
     Ok(())
 }
@@ -73,6 +90,11 @@ mod tests {
             assert!(check_match_id(bad).is_err(), "{bad:?} should be refused");
         }
         assert!(check_match_id(&"a".repeat(201)).is_err());
-        assert!(check_match_id("a b").unwrap_err().contains("a space"));
+        assert!(
+            check_match_id("a b")
+                .unwrap_err()
+                .to_string()
+                .contains("a space")
+        );
     }
 }

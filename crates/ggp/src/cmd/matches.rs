@@ -69,7 +69,7 @@ pub struct Args {
 }
 
 /// A clap value parser for a match id the protocol can carry.
-fn match_id(text: &str) -> Result<String, String> {
+fn match_id(text: &str) -> Result<String, ggp_protocol::MatchIdError> {
     ggp_protocol::check_match_id(text).map(|()| text.to_string())
 }
 
