@@ -18,7 +18,7 @@ use crate::machine::{
     sequential_playouts_from,
 };
 use crate::reference::{Limits, ReferenceMachine, ReferenceState};
-use crate::terms::{TermId, TermStore};
+use crate::terms::{TermError, TermId, TermStore};
 
 /// Which engine to build.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -252,7 +252,7 @@ impl StateMachine for Machine {
         both!(self, m => m.symbols())
     }
 
-    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError> {
         both!(self, m => m.intern(text))
     }
 

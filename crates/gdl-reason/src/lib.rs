@@ -15,4 +15,4 @@ pub use engine::{EngineChoice, Machine, MachineState};
 pub use fast::{FastMachine, FastState};
 pub use machine::{Batch, Playout, ReasonError, RoleIndex, Rollouts, Rounds, StateMachine, Until};
 pub use reference::{ReferenceMachine, ReferenceState};
-pub use terms::{TermId, TermStore};
+pub use terms::{TermError, TermId, TermStore};

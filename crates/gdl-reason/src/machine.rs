@@ -13,7 +13,7 @@ use gdl_check::Symbols;
 use rand::Rng;
 use rand::seq::IndexedRandom;
 
-use crate::terms::{TermId, TermStore};
+use crate::terms::{TermError, TermId, TermStore};
 
 /// Why a question about a game could not be answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -233,7 +233,7 @@ pub trait StateMachine {
     fn symbols(&self) -> &Symbols;
 
     /// Interns a term (a move read from a player, say) so it can be compared with the game's.
-    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String>;
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError>;
 
     fn initial_state(&mut self) -> Result<Self::State>;
 

@@ -31,6 +31,31 @@ struct Node {
 
 const CONSTANT: u32 = u32::MAX;
 
+/// Why a text is not a ground term ([`TermStore::parse`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TermError {
+    /// The text does not read as S-expressions (the syntax diagnostic's message).
+    #[error("{0}")]
+    Syntax(String),
+    #[error("expected a term, found nothing")]
+    Nothing,
+    /// More than one term (how many).
+    #[error("expected one term, found {0}")]
+    Several(usize),
+    #[error("term nested more than {} levels deep", gdl_syntax::ast::MAX_DEPTH)]
+    TooDeep,
+    /// A variable (its text) where a ground term must be.
+    #[error("`{0}` is a variable, not a ground term")]
+    Variable(String),
+    #[error("a comment is not a term")]
+    Comment,
+    #[error("`()` is not a term")]
+    EmptyList,
+    /// A list whose head (its text) is not an atom.
+    #[error("`{0}` is not a function name")]
+    NotAFunctionName(String),
+}
+
 /// The store of ground terms.
 #[derive(Clone, Default)]
 pub struct TermStore {
@@ -228,17 +253,17 @@ impl TermStore {
     }
 
     /// Reads a ground term written in KIF (`noop`, `(mark 1 2)`, any letter case), interning it.
-    /// Returns a message naming the problem for anything else.
-    pub fn parse(&mut self, symbols: &mut Symbols, text: &str) -> Result<TermId, String> {
+    /// Returns the problem for anything else.
+    pub fn parse(&mut self, symbols: &mut Symbols, text: &str) -> Result<TermId, TermError> {
         let (tree, diagnostics) = gdl_syntax::cst::parse_tree(text);
         if let Some(d) = diagnostics.first() {
-            return Err(d.message.clone());
+            return Err(TermError::Syntax(d.message.clone()));
         }
         let items: Vec<_> = tree.top_items().collect();
         match items.as_slice() {
             [one] => self.intern_tree(symbols, &tree, text, *one),
-            [] => Err("expected a term, found nothing".into()),
-            _ => Err(format!("expected one term, found {}", items.len())),
+            [] => Err(TermError::Nothing),
+            _ => Err(TermError::Several(items.len())),
         }
     }
 
@@ -249,7 +274,7 @@ impl TermStore {
         tree: &gdl_syntax::cst::Tree,
         text: &str,
         node: gdl_syntax::cst::NodeId,
-    ) -> Result<TermId, String> {
+    ) -> Result<TermId, TermError> {
         self.intern_tree_at(symbols, tree, text, node, 0)
     }
 
@@ -260,31 +285,24 @@ impl TermStore {
         text: &str,
         node: gdl_syntax::cst::NodeId,
         depth: usize,
-    ) -> Result<TermId, String> {
+    ) -> Result<TermId, TermError> {
         use gdl_syntax::cst::NodeKind;
         if depth > gdl_syntax::ast::MAX_DEPTH {
-            return Err(format!(
-                "term nested more than {} levels deep",
-                gdl_syntax::ast::MAX_DEPTH
-            ));
+            return Err(TermError::TooDeep);
         }
         let span = tree.span(node);
         match tree.kind(node) {
             NodeKind::Atom => Ok(self.constant(symbols.intern(span.text(text)))),
-            NodeKind::Variable => Err(format!(
-                "`{}` is a variable, not a ground term",
-                span.text(text)
-            )),
-            NodeKind::Comment => Err("a comment is not a term".into()),
+            NodeKind::Variable => Err(TermError::Variable(span.text(text).to_string())),
+            NodeKind::Comment => Err(TermError::Comment),
             NodeKind::List => {
                 let items: Vec<_> = tree.items(node).collect();
                 let Some((&head, rest)) = items.split_first() else {
-                    return Err("`()` is not a term".into());
+                    return Err(TermError::EmptyList);
                 };
                 if tree.kind(head) != NodeKind::Atom {
-                    return Err(format!(
-                        "`{}` is not a function name",
-                        tree.span(head).text(text)
+                    return Err(TermError::NotAFunctionName(
+                        tree.span(head).text(text).to_string(),
                     ));
                 }
                 let f = symbols.intern(tree.span(head).text(text));

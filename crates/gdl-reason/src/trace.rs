@@ -7,7 +7,7 @@ use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use crate::machine::{ReasonError, StateMachine};
-use crate::terms::TermId;
+use crate::terms::{TermError, TermId};
 
 /// Why a replay stopped before the end of its moves.
 #[derive(Debug)]
@@ -202,12 +202,48 @@ pub fn pretty(roles: &[String], number: usize, step: &Step) -> String {
     out
 }
 
+/// Why a moves file could not be read ([`parse_moves`]): the line (from 1) and what is wrong
+/// with it.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct MovesError {
+    pub line: usize,
+    #[source]
+    pub problem: MovesProblem,
+}
+
+/// What is wrong with a line of a moves file.
+#[derive(Debug, thiserror::Error)]
+pub enum MovesProblem {
+    /// The line does not read as S-expressions (the syntax diagnostic's message).
+    #[error("{0}")]
+    Syntax(String),
+    #[error("expected one list of moves, like `((mark 1 2) noop)`")]
+    NotOneList,
+    #[error("expected a list of moves, like `((mark 1 2) noop)`")]
+    NotAList,
+    /// As many moves as `moves`, for a game of `roles` roles.
+    #[error(
+        "{moves} move{} for {roles} role{}",
+        if *moves == 1 { "" } else { "s" },
+        if *roles == 1 { "" } else { "s" }
+    )]
+    Count { moves: usize, roles: usize },
+    /// A move (its text) that is not a ground term.
+    #[error("`{text}`: {error}")]
+    Term {
+        text: String,
+        #[source]
+        error: TermError,
+    },
+}
+
 /// Reads a moves file: one joint move per line, a KIF list in role order (`((mark 1 2) noop)`);
 /// blank lines and `;` comments are skipped. Errors name the line.
 pub fn parse_moves<M: StateMachine>(
     machine: &mut M,
     text: &str,
-) -> Result<Vec<Vec<TermId>>, String> {
+) -> Result<Vec<Vec<TermId>>, MovesError> {
     let roles = machine.roles().len();
     let mut joints = Vec::new();
     for (number, line) in text.lines().enumerate() {
@@ -215,41 +251,37 @@ pub fn parse_moves<M: StateMachine>(
         if line.is_empty() {
             continue;
         }
+        let fail = |problem| MovesError {
+            line: number + 1,
+            problem,
+        };
         let (tree, diagnostics) = gdl_syntax::cst::parse_tree(line);
         if let Some(d) = diagnostics.first() {
-            return Err(format!("line {}: {}", number + 1, d.message));
+            return Err(fail(MovesProblem::Syntax(d.message.clone())));
         }
         let items: Vec<_> = tree.top_items().collect();
         let [list] = items.as_slice() else {
-            return Err(format!(
-                "line {}: expected one list of moves, like `((mark 1 2) noop)`",
-                number + 1
-            ));
+            return Err(fail(MovesProblem::NotOneList));
         };
         if tree.kind(*list) != gdl_syntax::cst::NodeKind::List {
-            return Err(format!(
-                "line {}: expected a list of moves, like `((mark 1 2) noop)`",
-                number + 1
-            ));
+            return Err(fail(MovesProblem::NotAList));
         }
         let moves: Vec<_> = tree.items(*list).collect();
         if moves.len() != roles {
-            return Err(format!(
-                "line {}: {} move{} for {roles} role{}",
-                number + 1,
-                moves.len(),
-                if moves.len() == 1 { "" } else { "s" },
-                if roles == 1 { "" } else { "s" }
-            ));
+            return Err(fail(MovesProblem::Count {
+                moves: moves.len(),
+                roles,
+            }));
         }
         let mut joint = Vec::with_capacity(roles);
         for node in moves {
             let text = tree.span(node).text(line);
-            joint.push(
-                machine
-                    .intern(text)
-                    .map_err(|e| format!("line {}: `{text}`: {e}", number + 1))?,
-            );
+            joint.push(machine.intern(text).map_err(|error| {
+                fail(MovesProblem::Term {
+                    text: text.to_string(),
+                    error,
+                })
+            })?);
         }
         joints.push(joint);
     }

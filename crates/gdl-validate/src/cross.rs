@@ -4,7 +4,7 @@
 
 use gdl_check::Symbols;
 use gdl_reason::machine::Result;
-use gdl_reason::{ReasonError, RoleIndex, StateMachine, TermId, TermStore};
+use gdl_reason::{ReasonError, RoleIndex, StateMachine, TermError, TermId, TermStore};
 use rustc_hash::FxHashMap;
 
 use crate::Subject;
@@ -92,7 +92,7 @@ impl<A: StateMachine, B: StateMachine> CrossCheck<A, B> {
         self.a.terms().text(self.a.symbols(), self.a.roles()[role])
     }
 
-    fn b_term(&mut self, t: TermId) -> std::result::Result<TermId, String> {
+    fn b_term(&mut self, t: TermId) -> std::result::Result<TermId, TermError> {
         if let Some(&u) = self.to_b.get(&t) {
             return Ok(u);
         }
@@ -144,7 +144,7 @@ impl<A: StateMachine, B: StateMachine> StateMachine for CrossCheck<A, B> {
         self.a.symbols()
     }
 
-    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError> {
         self.a.intern(text)
     }
 
@@ -192,9 +192,9 @@ impl<A: StateMachine, B: StateMachine> StateMachine for CrossCheck<A, B> {
         let Some(bs) = &state.1 else {
             return Ok(PairState(a, None));
         };
-        let b_joint: std::result::Result<Vec<TermId>, String> =
+        let b_joint: std::result::Result<Vec<TermId>, TermError> =
             joint.iter().map(|&m| self.b_term(m)).collect();
-        let b = match b_joint.map_err(ReasonError::BadRequest) {
+        let b = match b_joint.map_err(|e| ReasonError::BadRequest(e.to_string())) {
             Ok(j) => self.b.next_state(bs, &j),
             Err(e) => Err(e),
         };
@@ -224,7 +224,7 @@ impl<A: StateMachine, B: StateMachine> StateMachine for CrossCheck<A, B> {
         role: RoleIndex,
     ) -> Result<Vec<TermId>> {
         let a = self.a.percepts(&state.0, joint, role);
-        let b_joint: std::result::Result<Vec<TermId>, String> =
+        let b_joint: std::result::Result<Vec<TermId>, TermError> =
             joint.iter().map(|&m| self.b_term(m)).collect();
         let Ok(b_joint) = b_joint else {
             return a;

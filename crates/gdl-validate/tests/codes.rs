@@ -12,8 +12,8 @@ use gdl_reason::machine::Result as ReasonResult;
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{self, Moves, ReplayError, Step};
 use gdl_reason::{
-    EngineChoice, FastMachine, Machine, ReferenceMachine, RoleIndex, StateMachine, TermId,
-    TermStore,
+    EngineChoice, FastMachine, Machine, ReferenceMachine, RoleIndex, StateMachine, TermError,
+    TermId, TermStore,
 };
 use gdl_syntax::SourceFile;
 use gdl_validate::codes::{self, VALIDATE_CODES};
@@ -50,7 +50,7 @@ impl StateMachine for Liar {
     fn symbols(&self) -> &Symbols {
         self.0.symbols()
     }
-    fn intern(&mut self, text: &str) -> Result<TermId, String> {
+    fn intern(&mut self, text: &str) -> Result<TermId, TermError> {
         self.0.intern(text)
     }
     fn initial_state(&mut self) -> ReasonResult<Self::State> {

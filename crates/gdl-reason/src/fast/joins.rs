@@ -38,7 +38,7 @@ use super::normal::{FlatRule, Lit, flatten_with};
 use crate::machine::{
     Batch, ReasonError, Result, RoleIndex, StateMachine, Until, check_joint, role_term,
 };
-use crate::terms::{TermId, TermStore};
+use crate::terms::{TermError, TermId, TermStore};
 
 /// Budgets of the join tier: building (the static relations), and each question.
 #[derive(Clone, Copy, Debug)]
@@ -500,7 +500,7 @@ impl StateMachine for JoinMachine {
         &self.symbols
     }
 
-    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError> {
         self.db.store.parse(&mut self.symbols, text)
     }
 

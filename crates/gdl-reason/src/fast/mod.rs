@@ -52,7 +52,7 @@ use self::run::Runtime;
 use crate::machine::{
     Batch, Fault, Playout, ReasonError, Result, RoleIndex, Rollouts, Rounds, StateMachine, Until,
 };
-use crate::terms::{TermId, TermStore};
+use crate::terms::{TermError, TermId, TermStore};
 
 /// Random playouts run when a machine is built to choose its guards (see [`run`]): at most
 /// this many steps, and this long.
@@ -695,7 +695,7 @@ impl StateMachine for FastMachine {
         &self.symbols
     }
 
-    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError> {
         self.store.parse(&mut self.symbols, text)
     }
 

@@ -29,7 +29,7 @@ use self::eval::{Ctx, Evaluator, Inputs, MOVES, STATE};
 use crate::machine::{
     Batch, ReasonError, Result, RoleIndex, StateMachine, Until, check_joint, role_term,
 };
-use crate::terms::{TermId, TermStore};
+use crate::terms::{TermError, TermId, TermStore};
 
 /// A state: the fluents true in it, sorted by id.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -126,7 +126,9 @@ impl ReferenceMachine {
                     && term.is_ground()
                 {
                     let text = program.term_text(rule, term);
-                    let id = machine.intern(&text).map_err(ReasonError::Invalid)?;
+                    let id = machine
+                        .intern(&text)
+                        .map_err(|e| ReasonError::Invalid(e.to_string()))?;
                     if !machine.roles.contains(&id) {
                         machine.roles.push(id);
                     }
@@ -253,7 +255,7 @@ impl StateMachine for ReferenceMachine {
         &self.eval.symbols
     }
 
-    fn intern(&mut self, text: &str) -> std::result::Result<TermId, String> {
+    fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError> {
         let eval = &mut self.eval;
         eval.store.parse(&mut eval.symbols, text)
     }

@@ -64,7 +64,7 @@ pub fn check_trace<M: StateMachine>(
     expected: &Path,
 ) -> Result<(), String> {
     let moves_text = std::fs::read_to_string(moves).map_err(|e| e.to_string())?;
-    let joints = parse_moves(machine, &moves_text)?;
+    let joints = parse_moves(machine, &moves_text).map_err(|e| e.to_string())?;
     let roles = role_names(machine);
     let mut lines = Vec::new();
     let outcome = replay::<_, rand::rngs::StdRng>(machine, Moves::Given(&joints), |step| {
