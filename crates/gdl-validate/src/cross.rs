@@ -41,18 +41,35 @@ fn list(items: &[String]) -> String {
     }
 }
 
+/// Why two engines cannot be run side by side.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CrossError {
+    /// The engines (named as given to [`CrossCheck::new`]) read different roles (in canonical
+    /// text, sorted).
+    #[error(
+        "the engines disagree on the roles: {} for the {} engine, {} for the {} engine",
+        list(first_roles),
+        names.0,
+        list(second_roles),
+        names.1
+    )]
+    Roles {
+        names: (String, String),
+        first_roles: Vec<String>,
+        second_roles: Vec<String>,
+    },
+}
+
 impl<A: StateMachine, B: StateMachine> CrossCheck<A, B> {
     /// `names` name the engines in messages (`reference`, `fast`).
-    pub fn new(a: A, b: B, names: (&str, &str)) -> std::result::Result<Self, String> {
+    pub fn new(a: A, b: B, names: (&str, &str)) -> std::result::Result<Self, CrossError> {
         let (ra, rb) = (texts(&a, a.roles()), texts(&b, b.roles()));
         if ra != rb {
-            return Err(format!(
-                "the engines disagree on the roles: {} for the {} engine, {} for the {} engine",
-                list(&ra),
-                names.0,
-                list(&rb),
-                names.1
-            ));
+            return Err(CrossError::Roles {
+                names: (names.0.into(), names.1.into()),
+                first_roles: ra,
+                second_roles: rb,
+            });
         }
         Ok(CrossCheck {
             a,

@@ -36,7 +36,7 @@ mod render;
 
 use std::time::Duration;
 
-pub use cross::{CrossCheck, PairState};
+pub use cross::{CrossCheck, CrossError, PairState};
 pub use explore::{thousands, validate};
 pub use render::Rendered;
 
