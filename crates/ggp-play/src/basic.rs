@@ -7,6 +7,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
+use crate::error::PlayError;
 use crate::game::Game;
 use crate::strategy::{MoveReport, PlayerStats, Strategy};
 
@@ -26,13 +27,13 @@ impl RandomStrategy {
 }
 
 impl Strategy for RandomStrategy {
-    fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, PlayError> {
         let began = Instant::now();
         let moves = game.legal_moves()?;
         let chosen = moves
             .choose(&mut self.rng)
             .copied()
-            .ok_or_else(|| "no legal move".to_string());
+            .ok_or(PlayError::NoLegalMove);
         self.stats.add(&MoveReport {
             time: began.elapsed(),
             ..MoveReport::default()
@@ -52,14 +53,14 @@ pub struct LegalStrategy {
 }
 
 impl Strategy for LegalStrategy {
-    fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, _deadline: Instant) -> Result<TermId, PlayError> {
         let began = Instant::now();
         let moves = game.legal_moves()?;
         let chosen = moves
             .iter()
             .copied()
             .min_by_key(|&m| game.machine.terms().text(game.machine.symbols(), m))
-            .ok_or_else(|| "no legal move".to_string());
+            .ok_or(PlayError::NoLegalMove);
         self.stats.add(&MoveReport {
             time: began.elapsed(),
             ..MoveReport::default()

@@ -6,6 +6,8 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
+use crate::error::PlayError;
+
 /// The reasoner the players and the Game Manager play with: the fast engine, or the reference
 /// engine for a game the fast one cannot compile. Together with [`load`], the one place that
 /// names an engine.
@@ -54,20 +56,22 @@ const RESAMPLE_TRIES: usize = 64;
 
 /// Reads rules into a state machine, or gives the first error that keeps them from being
 /// played (`E001: unsafe rule: …`).
-pub fn load(rules: &str) -> Result<Machine, String> {
+pub fn load(rules: &str) -> Result<Machine, PlayError> {
     let checked = gdl_check::check(rules);
     Machine::build(&checked, EngineChoice::Fast, Default::default()).map_err(|d| {
         d.first()
-            .map(|d| format!("{}: {}", d.code, d.message))
-            .unwrap_or_default()
+            .map_or(PlayError::Unplayable, |d| PlayError::Rules {
+                code: d.code,
+                message: d.message.clone(),
+            })
     })
 }
 
 impl Game {
     /// The game at its initial state, for `role`; in a GDL-II game (`sees` or a `random` role)
     /// the player keeps the set of states it may be in.
-    pub fn new(mut machine: Machine, role: RoleIndex) -> Result<Game, String> {
-        let state = machine.initial_state().map_err(|e| e.to_string())?;
+    pub fn new(mut machine: Machine, role: RoleIndex) -> Result<Game, PlayError> {
+        let state = machine.initial_state()?;
         let possible = machine.is_gdl2().then(|| vec![state.clone()]);
         Ok(Game {
             machine,
@@ -87,26 +91,24 @@ impl Game {
     /// any of its legal moves if that explains nothing). Keeps the states, reached by a joint
     /// move with that own move from a state it may have been in, where the role would see
     /// exactly these percepts.
-    pub fn perceive(&mut self, own: Option<&str>, percepts: &[String]) -> Result<(), String> {
+    pub fn perceive(&mut self, own: Option<&str>, percepts: &[String]) -> Result<(), PlayError> {
         let Some(possible) = self.possible.take() else {
-            return Err("percepts in a game without them".into());
+            return Err(PlayError::NoPercepts);
         };
         let certain = own.is_some();
         let own = match own {
-            Some(m) => Some(
-                self.machine
-                    .intern(m)
-                    .map_err(|e| format!("the move `{m}`: {e}"))?,
-            ),
+            Some(m) => Some(self.machine.intern(m).map_err(|error| PlayError::Move {
+                text: m.to_string(),
+                error,
+            })?),
             None => self.last_move,
         };
         let mut seen = Vec::with_capacity(percepts.len());
         for p in percepts {
-            seen.push(
-                self.machine
-                    .intern(p)
-                    .map_err(|e| format!("the percept `{p}`: {e}"))?,
-            );
+            seen.push(self.machine.intern(p).map_err(|error| PlayError::Percept {
+                text: p.clone(),
+                error,
+            })?);
         }
         seen.sort_unstable();
         seen.dedup();
@@ -125,13 +127,13 @@ impl Game {
             self.history.pop();
             self.possible = Some(possible);
             self.weights = weights;
-            return Err("no state this player may be in explains its percepts".into());
+            return Err(PlayError::Unexplained);
         }
         if next.len() > MAX_STATES {
             // A sample, the likelier states more often; each then stands for as much.
             next = next
                 .choose_multiple_weighted(&mut self.rng, MAX_STATES, |(_, w)| *w)
-                .map_err(|e| e.to_string())?
+                .map_err(PlayError::Weights)?
                 .map(|(s, _)| (s.clone(), 1.0))
                 .collect();
         }
@@ -143,7 +145,7 @@ impl Game {
 
     /// States consistent with the whole history, drawn by random walks from the initial state
     /// that backtrack where a percept does not fit (see [`RESAMPLE_STATES`]).
-    fn resample(&mut self) -> Result<Vec<State>, String> {
+    fn resample(&mut self) -> Result<Vec<State>, PlayError> {
         let mut work = RESAMPLE_WORK;
         let mut out = Vec::new();
         let mut found = std::collections::HashSet::new();
@@ -162,14 +164,16 @@ impl Game {
     }
 
     /// A state at the end of the history reached from `state` at step `t`, if one is found.
-    fn walk(&mut self, state: &State, t: usize, work: &mut usize) -> Result<Option<State>, String> {
+    fn walk(
+        &mut self,
+        state: &State,
+        t: usize,
+        work: &mut usize,
+    ) -> Result<Option<State>, PlayError> {
         let Some((own, certain, seen)) = self.history.get(t).cloned() else {
             return Ok(Some(state.clone()));
         };
-        let mut legal = self
-            .machine
-            .all_legal_moves(state)
-            .map_err(|e| e.to_string())?;
+        let mut legal = self.machine.all_legal_moves(state)?;
         if legal.iter().any(Vec::is_empty) {
             return Ok(None);
         }
@@ -194,17 +198,11 @@ impl Game {
             {
                 joint[self.role] = m;
             }
-            let got = self
-                .machine
-                .percepts(state, &joint, self.role)
-                .map_err(|e| e.to_string())?;
+            let got = self.machine.percepts(state, &joint, self.role)?;
             if got != seen {
                 continue;
             }
-            let next = self
-                .machine
-                .next_state(state, &joint)
-                .map_err(|e| e.to_string())?;
+            let next = self.machine.next_state(state, &joint)?;
             if let Some(end) = self.walk(&next, t + 1, work)? {
                 return Ok(Some(end));
             }
@@ -220,15 +218,12 @@ impl Game {
         weights: &[f64],
         own: Option<TermId>,
         seen: &[TermId],
-    ) -> Result<Vec<(State, f64)>, String> {
+    ) -> Result<Vec<(State, f64)>, PlayError> {
         let mut out: Vec<(State, f64)> = Vec::new();
         let mut found: std::collections::HashMap<State, usize> = std::collections::HashMap::new();
         for (k, state) in from.iter().enumerate() {
             let weight = weights.get(k).copied().unwrap_or(1.0);
-            let mut legal = self
-                .machine
-                .all_legal_moves(state)
-                .map_err(|e| e.to_string())?;
+            let mut legal = self.machine.all_legal_moves(state)?;
             if let Some(m) = own {
                 if !legal[self.role].contains(&m) {
                     continue;
@@ -266,15 +261,9 @@ impl Game {
                 if joint.len() != legal.len() {
                     continue;
                 }
-                let got = self
-                    .machine
-                    .percepts(state, &joint, self.role)
-                    .map_err(|e| e.to_string())?;
+                let got = self.machine.percepts(state, &joint, self.role)?;
                 if got == seen {
-                    let next = self
-                        .machine
-                        .next_state(state, &joint)
-                        .map_err(|e| e.to_string())?;
+                    let next = self.machine.next_state(state, &joint)?;
                     match found.get(&next) {
                         Some(&at) => out[at].1 += weight * p,
                         None => {
@@ -289,45 +278,41 @@ impl Game {
     }
 
     /// Plays the previous joint move (moves in role order, as text) from the current state.
-    pub fn apply(&mut self, moves: &[String]) -> Result<(), String> {
+    pub fn apply(&mut self, moves: &[String]) -> Result<(), PlayError> {
         let roles = self.machine.roles().len();
         if moves.len() != roles {
-            return Err(format!("{} moves for {roles} roles", moves.len()));
+            return Err(PlayError::MoveCount {
+                moves: moves.len(),
+                roles,
+            });
         }
         let mut joint = Vec::with_capacity(moves.len());
         for m in moves {
-            joint.push(
-                self.machine
-                    .intern(m)
-                    .map_err(|e| format!("the move `{m}`: {e}"))?,
-            );
+            joint.push(self.machine.intern(m).map_err(|error| PlayError::Move {
+                text: m.clone(),
+                error,
+            })?);
         }
         let state = self.state.clone();
         self.state = self
             .machine
             .next_state(&state, &joint)
-            .map_err(|e| format!("cannot apply the moves: {e}"))?;
+            .map_err(PlayError::Apply)?;
         Ok(())
     }
 
     /// The legal moves of the player's role in the current state; in a GDL-II game, the moves
     /// legal in every state it may be in (so that no state it cannot see makes its move
     /// illegal), or, if there is none such, those of one of them.
-    pub fn legal_moves(&mut self) -> Result<Vec<TermId>, String> {
+    pub fn legal_moves(&mut self) -> Result<Vec<TermId>, PlayError> {
         // Asked for a move, the player is not in a terminal state.
         self.is_over()?;
         let state = self.state.clone();
-        let mut moves = self
-            .machine
-            .legal_moves(&state, self.role)
-            .map_err(|e| e.to_string())?;
+        let mut moves = self.machine.legal_moves(&state, self.role)?;
         if let Some(possible) = &self.possible {
             let mut common = moves.clone();
             for s in possible {
-                let legal = self
-                    .machine
-                    .legal_moves(s, self.role)
-                    .map_err(|e| e.to_string())?;
+                let legal = self.machine.legal_moves(s, self.role)?;
                 common.retain(|m| legal.contains(m));
             }
             if !common.is_empty() {
@@ -340,15 +325,15 @@ impl Game {
     /// Whether the game is over: the state is terminal (in a GDL-II game, every state the
     /// player may be in is; the terminal ones are dropped otherwise, since the manager still
     /// asks for moves only in a state that is not).
-    pub fn is_over(&mut self) -> Result<bool, String> {
+    pub fn is_over(&mut self) -> Result<bool, PlayError> {
         let Some(mut possible) = self.possible.take() else {
             let state = self.state.clone();
-            return self.machine.is_terminal(&state).map_err(|e| e.to_string());
+            return Ok(self.machine.is_terminal(&state)?);
         };
         let mut open = Vec::with_capacity(possible.len());
         let mut weights = Vec::with_capacity(possible.len());
         for (k, s) in possible.iter().enumerate() {
-            if !self.machine.is_terminal(s).map_err(|e| e.to_string())? {
+            if !self.machine.is_terminal(s)? {
                 open.push(s.clone());
                 weights.push(self.weights.get(k).copied().unwrap_or(1.0));
             }
@@ -473,7 +458,8 @@ mod tests {
         assert_eq!(moves, ["stay", "switch"]);
         // A percept no state explains is an error, and the states are kept.
         let err = game.perceive(None, &["(opened 9)".into()]).unwrap_err();
-        assert!(err.contains("explains"), "{err}");
+        assert!(matches!(err, PlayError::Unexplained), "{err}");
+        assert!(err.to_string().contains("explains"), "{err}");
         assert_eq!(game.possible.as_ref().map(Vec::len), Some(2));
         // A GDL game has no set of states.
         let tictactoe = Game::new(

@@ -15,6 +15,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod basic;
+mod error;
 mod game;
 pub mod mcts;
 mod montecarlo;
@@ -24,6 +25,7 @@ mod server;
 mod strategy;
 
 pub use basic::{LegalStrategy, RandomStrategy};
+pub use error::PlayError;
 pub use game::{Game, MAX_STATES, Machine, State, load};
 pub use mcts::{HyperPlayStrategy, MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;

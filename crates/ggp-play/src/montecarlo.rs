@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
+use crate::error::PlayError;
 use crate::game::{Game, State};
 use crate::strategy::{MoveReport, PlayerStats, Strategy, stop_time};
 
@@ -35,17 +36,14 @@ impl MonteCarloStrategy {
 }
 
 impl Strategy for MonteCarloStrategy {
-    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError> {
         let began = Instant::now();
         let stop = stop_time(began, deadline);
         let state = game.state.clone();
-        let all = game
-            .machine
-            .all_legal_moves(&state)
-            .map_err(|e| e.to_string())?;
+        let all = game.machine.all_legal_moves(&state)?;
         let mine = all.get(game.role).cloned().unwrap_or_default();
         if mine.is_empty() {
-            return Err("no legal move".into());
+            return Err(PlayError::NoLegalMove);
         }
         let mut counts = vec![0u64; mine.len()];
         let mut sums = vec![0u64; mine.len()];

@@ -6,6 +6,7 @@ use gdl_reason::{Playout, StateMachine, TermId};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
+use crate::error::PlayError;
 use crate::game::Game;
 use crate::strategy::Strategy;
 
@@ -31,10 +32,10 @@ impl SampleStrategy {
 }
 
 impl Strategy for SampleStrategy {
-    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError> {
         let moves = game.legal_moves()?;
         if moves.len() <= 1 {
-            return moves.first().copied().ok_or_else(|| "no legal move".into());
+            return moves.first().copied().ok_or(PlayError::NoLegalMove);
         }
         let states = game
             .possible
@@ -44,7 +45,7 @@ impl Strategy for SampleStrategy {
             .map(|k| game.weights.get(k).copied().unwrap_or(1.0))
             .collect();
         let pick =
-            rand::distr::weighted::WeightedIndex::new(&weights).map_err(|e| e.to_string())?;
+            rand::distr::weighted::WeightedIndex::new(&weights).map_err(PlayError::Weights)?;
         let mut sums = vec![0.0f64; moves.len()];
         let mut counts = vec![0u32; moves.len()];
         'rounds: for _ in 0..SAMPLE_PLAYOUTS {

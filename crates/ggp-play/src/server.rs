@@ -613,7 +613,7 @@ fn observe(
     } else {
         game.apply(&list)
     };
-    result.map_err(|e| (StatusCode::BAD_REQUEST, e))
+    result.map_err(|e| (StatusCode::BAD_REQUEST, e.to_string()))
 }
 
 async fn play(
@@ -760,7 +760,7 @@ fn begin(
         .iter()
         .position(|&r| r == role_term)
         .ok_or_else(|| bad(format!("`{}` is not a role of this game", start.role)))?;
-    let mut game = Game::new(machine, role).map_err(bad)?;
+    let mut game = Game::new(machine, role).map_err(|e| bad(e.to_string()))?;
     let mut strategy = (config.factory)();
     let start_clock = Duration::from_secs(start.start_clock);
     strategy.start(&mut game, deadline(started, start_clock, config.margin));

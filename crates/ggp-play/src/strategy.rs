@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use gdl_reason::TermId;
 
+use crate::error::PlayError;
 use crate::game::Game;
 
 /// How a player chooses its moves. Each match gets its own strategy value (see
@@ -14,7 +15,7 @@ pub trait Strategy: Send {
     fn start(&mut self, _game: &mut Game, _deadline: Instant) {}
 
     /// The move to make in `game.state`, before `deadline`.
-    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String>;
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError>;
 
     /// Called when the match ends normally (STOP), in its final state.
     fn stop(&mut self, _game: &mut Game) {}
@@ -190,7 +191,7 @@ impl Strategy for NeedsState {
         }
     }
 
-    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError> {
         self.gdl2 = game.possible.is_some();
         if self.gdl2 {
             self.hidden.select(game, deadline)

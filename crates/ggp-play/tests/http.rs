@@ -161,7 +161,7 @@ impl Strategy for Slow {
         &mut self,
         game: &mut Game,
         _deadline: Instant,
-    ) -> Result<gdl_reason::TermId, String> {
+    ) -> Result<gdl_reason::TermId, ggp_play::PlayError> {
         std::thread::sleep(Duration::from_millis(1500));
         Ok(game.legal_moves()?[0])
     }

@@ -317,7 +317,7 @@ pub fn analyse(rules: &str) -> Analysis {
     };
     let mut machine = match ggp_play::load(rules) {
         Ok(m) => m,
-        Err(e) => return unplayable(e),
+        Err(e) => return unplayable(e.to_string()),
     };
     // Refusals while building choose the engine; those of the questions make it unplayable.
     let refused = || account.as_ref().map_or(0, ggp_memory::Account::refused);

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gdl_reason::StateMachine;
-use ggp_play::{Game, PlayerStats, load};
+use ggp_play::{Game, PlayError, PlayerStats, load};
 use ggp_protocol::{Request, Start};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -265,7 +265,7 @@ where
                         let mut game = Game::new(load(&rules)?, k)?;
                         let mut strategy = factory();
                         strategy.start(&mut game, deadline_after(Instant::now(), start_clock));
-                        Ok::<_, String>(Box::new((strategy, game)))
+                        Ok::<_, PlayError>(Box::new((strategy, game)))
                     });
                     starting.push((k, Starting::Local(local)));
                 }
@@ -323,10 +323,10 @@ where
                     pending.push(Pending::Local(spawn_charged(&config.memory, move || {
                         let (strategy, game) = &mut *local;
                         let chosen = think(&mut **strategy, game, last.as_deref(), play_clock)
-                            .map_err(|detail| StepError {
+                            .map_err(|e| StepError {
                                 player: k,
                                 kind: "failed".into(),
-                                detail,
+                                detail: e.to_string(),
                             });
                         (local, chosen)
                     })));
@@ -462,7 +462,8 @@ where
                     let last = told(gdl2, k, moves, percepts);
                     stops.push(spawn_charged(&config.memory, move || {
                         let (strategy, game) = &mut *local;
-                        observe(game, last.as_deref()).map_err(HttpError::Protocol)?;
+                        observe(game, last.as_deref())
+                            .map_err(|e| HttpError::Protocol(e.to_string()))?;
                         strategy.stop(game);
                         Ok(String::new())
                     }));

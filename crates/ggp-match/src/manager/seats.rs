@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use ggp_play::{Game, Strategy};
+use ggp_play::{Game, PlayError, Strategy};
 use ggp_protocol::{Reply, Request};
 use tokio::task::JoinHandle;
 
@@ -55,7 +55,7 @@ impl Seat {
 /// built-in player reading the rules.
 pub(super) enum Starting {
     Remote(Request, JoinHandle<Result<String, HttpError>>),
-    Local(JoinHandle<Result<Box<LocalPlayer>, String>>),
+    Local(JoinHandle<Result<Box<LocalPlayer>, PlayError>>),
 }
 
 /// A built-in player back from its turn, with the move it chose.
@@ -179,7 +179,7 @@ pub(super) fn http_error(
 }
 
 /// (GDL-II: the player keeps the states it may be in, as a remote one does).
-pub(super) fn observe(game: &mut Game, last: Option<&[String]>) -> Result<(), String> {
+pub(super) fn observe(game: &mut Game, last: Option<&[String]>) -> Result<(), PlayError> {
     match last {
         None => Ok(()),
         Some(percepts) if game.possible.is_some() => game.perceive(None, percepts),
@@ -193,7 +193,7 @@ pub(super) fn think(
     game: &mut Game,
     last: Option<&[String]>,
     clock: Duration,
-) -> Result<String, String> {
+) -> Result<String, PlayError> {
     observe(game, last)?;
     let chosen = strategy.select(game, deadline_after(Instant::now(), clock))?;
     game.last_move = Some(chosen);

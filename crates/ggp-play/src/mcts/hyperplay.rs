@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng};
 
 use super::config::MctsConfig;
 use super::search::{Effort, Limits, Searcher};
+use crate::error::PlayError;
 use crate::game::{Game, State};
 use crate::strategy::{MoveReport, PlayerStats, Strategy, stop_time};
 
@@ -58,7 +59,7 @@ impl HyperPlayStrategy {
     /// The states to search, each with its weight (summing to 1): every possible state when
     /// there are at most [`HYPERGAMES`], else that many drawn by weight (each then counting
     /// as often as it was drawn).
-    fn hypergames(&mut self, game: &Game) -> Result<Vec<(State, f64)>, String> {
+    fn hypergames(&mut self, game: &Game) -> Result<Vec<(State, f64)>, PlayError> {
         let states = game
             .possible
             .clone()
@@ -68,7 +69,7 @@ impl HyperPlayStrategy {
             .collect();
         let total: f64 = weights.iter().sum();
         if total.is_nan() || total <= 0.0 {
-            return Err("no possible state has a weight".into());
+            return Err(PlayError::NoWeight);
         }
         if states.len() <= HYPERGAMES {
             return Ok(states
@@ -79,7 +80,7 @@ impl HyperPlayStrategy {
                 .collect());
         }
         let pick =
-            rand::distr::weighted::WeightedIndex::new(&weights).map_err(|e| e.to_string())?;
+            rand::distr::weighted::WeightedIndex::new(&weights).map_err(PlayError::Weights)?;
         let mut drawn = vec![0u32; states.len()];
         for _ in 0..HYPERGAMES {
             drawn[rand::distr::Distribution::sample(&pick, &mut self.rng)] += 1;
@@ -131,11 +132,11 @@ impl HyperPlayStrategy {
 }
 
 impl Strategy for HyperPlayStrategy {
-    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError> {
         let began = Instant::now();
         let moves = game.legal_moves()?;
         if moves.len() <= 1 {
-            let mv = moves.first().copied().ok_or("no legal move")?;
+            let mv = moves.first().copied().ok_or(PlayError::NoLegalMove)?;
             let report = MoveReport {
                 simulations: 0,
                 iterations: Some(0),

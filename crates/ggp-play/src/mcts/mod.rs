@@ -54,6 +54,7 @@ pub use self::config::MctsConfig;
 pub use self::hyperplay::{HYPERGAMES, HyperPlayStrategy};
 pub use self::search::MOVES_PER_NODE;
 use self::search::{Effort, Limits, RootMoves, Searcher};
+use crate::error::PlayError;
 use crate::game::{Game, Machine, State};
 use crate::strategy::{MoveReport, PlayerStats, Strategy, stop_time};
 
@@ -127,11 +128,11 @@ impl MctsStrategy {
 
     /// Every worker searches from `game.state` until `stop` (no search when `stop` has
     /// passed: the roots are only moved on). The first worker's error is the search's.
-    fn run(&mut self, game: &mut Game, stop: Instant) -> Result<Effort, String> {
+    fn run(&mut self, game: &mut Game, stop: Instant) -> Result<Effort, PlayError> {
         self.ensure_workers(game);
         let state: State = game.state.clone();
         let (first, rest) = self.workers.split_at_mut(1);
-        let search = |w: &mut Searcher, m: &mut Machine| -> Result<Effort, String> {
+        let search = |w: &mut Searcher, m: &mut Machine| -> Result<Effort, PlayError> {
             w.set_root(m, &state)?;
             Ok(w.search(m, stop))
         };
@@ -150,12 +151,9 @@ impl MctsStrategy {
                 })
                 .collect();
             let mine = search(&mut first[0].searcher, &mut game.machine);
-            let others: Vec<Result<Effort, String>> = handles
+            let others: Vec<Result<Effort, PlayError>> = handles
                 .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("a search thread failed".into()))
-                })
+                .map(|h| h.join().unwrap_or(Err(PlayError::SearchThread)))
                 .collect();
             (mine, others)
         });
@@ -257,11 +255,11 @@ impl Strategy for MctsStrategy {
         let _ = self.run(game, stop);
     }
 
-    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, String> {
+    fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError> {
         let began = Instant::now();
         let legal = game.legal_moves()?;
         if legal.is_empty() {
-            return Err("no legal move".into());
+            return Err(PlayError::NoLegalMove);
         }
         let stop = if legal.len() == 1 {
             // Nothing to choose: move the trees on and answer at once.

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use gdl_reason::{Rollouts, StateMachine, TermId};
+use gdl_reason::{ReasonError, Rollouts, StateMachine, TermId};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -135,7 +135,7 @@ impl Searcher {
 
     /// Makes the node of `state` the root: the root itself, a child or a grandchild of it (the
     /// subtree is kept, the rest freed), or a new tree.
-    pub fn set_root(&mut self, machine: &mut Machine, state: &State) -> Result<(), String> {
+    pub fn set_root(&mut self, machine: &mut Machine, state: &State) -> Result<(), ReasonError> {
         let t = &self.tree;
         // (A terminal or dead node cannot be the root of a search.)
         let is =
@@ -175,7 +175,7 @@ impl Searcher {
         self.tree.clear();
         self.best = None;
         let began = Instant::now();
-        let outcome = outcome(machine, state).map_err(|e| e.to_string())?;
+        let outcome = outcome(machine, state)?;
         self.slowest_expansion = self.slowest_expansion.max(began.elapsed());
         self.tree.root = self.tree.add(state.clone(), NONE, 0, outcome);
         Ok(())
