@@ -52,43 +52,81 @@ pub struct PlayerUrl {
     path: String,
 }
 
+/// Why a text is not a player's URL ([`PlayerUrl::parse`]): the text and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a player's URL: {problem}")]
+pub struct UrlError {
+    pub text: String,
+    pub problem: UrlProblem,
+}
+
+/// What is wrong with a player's URL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlProblem {
+    #[error("it contains a space or a control character")]
+    Space,
+    /// A scheme (as written) other than `http`.
+    #[error("players speak plain HTTP (`http://`), not `{0}://`")]
+    Scheme(String),
+    #[error("a query or fragment needs a path before it (`/`)")]
+    QueryWithoutPath,
+    #[error("user names and passwords are not supported")]
+    UserInfo,
+    #[error("`[` without `]` around an IPv6 address")]
+    Unclosed,
+    /// What is written in brackets, which is not an IPv6 address.
+    #[error("`{0}` is not an IPv6 address")]
+    NotIpv6(String),
+    #[error("expected `:port` after the IPv6 address")]
+    AfterIpv6,
+    #[error("it has no host")]
+    NoHost,
+    /// The host as written, with a character a host name cannot hold.
+    #[error("`{0}` is not a host name")]
+    NotAHost(String),
+    /// The port as written, not a number from 1 to 65535.
+    #[error("`{0}` is not a port (1 to 65535)")]
+    NotAPort(String),
+}
+
 impl PlayerUrl {
     /// Reads `http://host[:port][/path]`; a bare `host:port` gets `http://`. The port defaults
     /// to 80. An IPv6 host is written in brackets (`http://[::1]:9147`).
-    pub fn parse(text: &str) -> Result<PlayerUrl, String> {
-        let bad = |why: &str| format!("`{text}` is not a player's URL: {why}");
+    pub fn parse(text: &str) -> Result<PlayerUrl, UrlError> {
+        let bad = |problem| UrlError {
+            text: text.to_string(),
+            problem,
+        };
         if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(bad("it contains a space or a control character"));
+            return Err(bad(UrlProblem::Space));
         }
         let rest = match text.split_once("://") {
             Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
             Some((scheme, _)) => {
-                return Err(bad(&format!(
-                    "players speak plain HTTP (`http://`), not `{scheme}://`"
-                )));
+                return Err(bad(UrlProblem::Scheme(scheme.to_string())));
             }
             None => text,
         };
         let (authority, path) = match rest.find(['/', '?', '#']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], &rest[i..]),
-            Some(_) => return Err(bad("a query or fragment needs a path before it (`/`)")),
+            Some(_) => return Err(bad(UrlProblem::QueryWithoutPath)),
             None => (rest, "/"),
         };
         if authority.contains('@') {
-            return Err(bad("user names and passwords are not supported"));
+            return Err(bad(UrlProblem::UserInfo));
         }
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
             let Some((host, after)) = v6.split_once(']') else {
-                return Err(bad("`[` without `]` around an IPv6 address"));
+                return Err(bad(UrlProblem::Unclosed));
             };
             if host.parse::<std::net::Ipv6Addr>().is_err() {
-                return Err(bad(&format!("`{host}` is not an IPv6 address")));
+                return Err(bad(UrlProblem::NotIpv6(host.to_string())));
             }
             match after {
                 "" => (host, None),
                 _ => match after.strip_prefix(':') {
                     Some(port) => (host, Some(port)),
-                    None => return Err(bad("expected `:port` after the IPv6 address")),
+                    None => return Err(bad(UrlProblem::AfterIpv6)),
                 },
             }
         } else {
@@ -98,19 +136,19 @@ impl PlayerUrl {
             }
         };
         if host.is_empty() {
-            return Err(bad("it has no host"));
+            return Err(bad(UrlProblem::NoHost));
         }
         if !host
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
         {
-            return Err(bad(&format!("`{host}` is not a host name")));
+            return Err(bad(UrlProblem::NotAHost(host.to_string())));
         }
         let port = match port {
             None => 80,
             Some(port) => match port.parse::<u16>() {
                 Ok(p) if p > 0 => p,
-                _ => return Err(bad(&format!("`{port}` is not a port (1 to 65535)"))),
+                _ => return Err(bad(UrlProblem::NotAPort(port.to_string()))),
             },
         };
         Ok(PlayerUrl {
@@ -151,7 +189,7 @@ impl std::fmt::Display for PlayerUrl {
 }
 
 async fn exchange(url: &str, body: &str) -> Result<String, HttpError> {
-    let url = PlayerUrl::parse(url).map_err(HttpError::Connection)?;
+    let url = PlayerUrl::parse(url).map_err(|e| HttpError::Connection(e.to_string()))?;
     let (host, path) = (url.authority(), url.path());
     let mut stream = TcpStream::connect(&host)
         .await

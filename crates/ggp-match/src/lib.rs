@@ -14,10 +14,10 @@ mod seat;
 pub mod sql;
 mod store;
 
-pub use http::{HttpError, MAX_REPLY, PlayerUrl, post};
+pub use http::{HttpError, MAX_REPLY, PlayerUrl, UrlError, UrlProblem, post};
 pub use manager::{
     DEFAULT_MAX_STEPS, DID_RULE, Event, Finished, Gdl2Form, MANAGER_PLAYS_RANDOM, MatchConfig,
-    MatchError, PlayerSpec, Progress, Timing, ping, run_match, run_match_until,
+    MatchError, PlayerSpec, PlayerSpecError, Progress, Timing, ping, run_match, run_match_until,
 };
 pub use record::{MatchRecord, StepError, utc_date};
 pub use seat::{SeatChannel, SeatMessage, Turn};

@@ -54,7 +54,7 @@ pub fn check_url(url: &str) -> Result<String, Error> {
             "a player's URL has at most {MAX_URL} characters"
         )));
     }
-    PlayerUrl::parse(url).map_err(Error::BadRequest)?;
+    PlayerUrl::parse(url).map_err(|e| Error::BadRequest(e.to_string()))?;
     Ok(if url.contains("://") {
         url.to_string()
     } else {

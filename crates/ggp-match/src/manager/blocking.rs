@@ -18,6 +18,11 @@ pub(super) fn spawn_charged<T: Send + 'static>(
     })
 }
 
+/// Work on a blocking thread that panicked (or was cancelled), the manager's reasoner's.
+#[derive(Debug, thiserror::Error)]
+#[error("the manager's reasoner failed: {0}")]
+pub(super) struct ReasonerFailed(#[source] pub(super) tokio::task::JoinError);
+
 /// Runs `work` on `value` on a blocking thread (charged to `memory`), and gives the value back
 /// with what the work returned. The value is moved, not borrowed: a match stopped while the
 /// work runs drops the future that owns it, and the value goes when the work is done.
@@ -25,7 +30,7 @@ pub(super) async fn on_blocking_thread<S, T>(
     memory: &Option<ggp_memory::Account>,
     mut value: Box<S>,
     work: impl FnOnce(&mut S) -> T + Send + 'static,
-) -> Result<(Box<S>, T), String>
+) -> Result<(Box<S>, T), ReasonerFailed>
 where
     S: Send + 'static,
     T: Send + 'static,
@@ -35,5 +40,5 @@ where
         (value, out)
     })
     .await
-    .map_err(|e| format!("the manager's reasoner failed: {e}"))
+    .map_err(ReasonerFailed)
 }

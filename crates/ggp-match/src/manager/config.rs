@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ggp_play::StrategyKind;
 
-use crate::http::PlayerUrl;
+use crate::http::{PlayerUrl, UrlError};
 use crate::seat::SeatChannel;
 
 /// Who plays a role.
@@ -40,12 +40,29 @@ pub enum Gdl2Form {
 /// every role's move.
 pub const DID_RULE: &str = "(<= (sees ?p (did ?q ?m)) (role ?p) (does ?q ?m))";
 
+/// Why a text names no player ([`PlayerSpec::parse`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlayerSpecError {
+    /// `gdl2:` or `gdl2-turn:` (the prefix) followed by something other than a URL.
+    #[error("`{text}`: `{prefix}` is followed by the URL of an HTTP player")]
+    Gdl2NotUrl { text: String, prefix: &'static str },
+    /// Looks like a URL (it has a `:`) but is not a player's.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// Neither a built-in strategy's name nor a URL (the text).
+    #[error(
+        "`{text}` is not a player: use {names} or an http:// URL",
+        names = StrategyKind::NAMES.map(|n| format!("`{n}`")).join(", ")
+    )]
+    Unknown { text: String },
+}
+
 impl PlayerSpec {
     /// A built-in strategy's name (`random`, `legal`, `montecarlo`, `mcts`, `sample`: see
     /// [`StrategyKind::parse`]), an `http://` URL (a bare `host:port` gets `http://`), checked
     /// ([`PlayerUrl::parse`]) and kept as written, or a URL after `gdl2:` or `gdl2-turn:` for a
     /// GDL-II player ([`Gdl2Form`]).
-    pub fn parse(text: &str) -> Result<PlayerSpec, String> {
+    pub fn parse(text: &str) -> Result<PlayerSpec, PlayerSpecError> {
         let lower = text.to_ascii_lowercase();
         for (prefix, form) in [
             ("gdl2-turn:", Gdl2Form::Turn),
@@ -55,9 +72,10 @@ impl PlayerSpec {
                 let rest = &text[prefix.len()..];
                 return match PlayerSpec::parse(rest)? {
                     PlayerSpec::Url(url) => Ok(PlayerSpec::Gdl2(url, form)),
-                    _ => Err(format!(
-                        "`{text}`: `{prefix}` is followed by the URL of an HTTP player"
-                    )),
+                    _ => Err(PlayerSpecError::Gdl2NotUrl {
+                        text: text.to_string(),
+                        prefix,
+                    }),
                 };
             }
         }
@@ -73,10 +91,9 @@ impl PlayerSpec {
                     format!("http://{text}")
                 }))
             }
-            _ => Err(format!(
-                "`{text}` is not a player: use {} or an http:// URL",
-                StrategyKind::NAMES.map(|n| format!("`{n}`")).join(", ")
-            )),
+            _ => Err(PlayerSpecError::Unknown {
+                text: text.to_string(),
+            }),
         }
     }
 

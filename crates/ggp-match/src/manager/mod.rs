@@ -21,6 +21,7 @@ use ggp_protocol::{Reply, Request};
 
 pub use self::config::{
     DEFAULT_MAX_STEPS, DID_RULE, Gdl2Form, MANAGER_PLAYS_RANDOM, MatchConfig, PlayerSpec,
+    PlayerSpecError,
 };
 pub use self::outcome::{Event, Finished, MatchError, Progress, Timing};
 use self::running::Match;

@@ -1,8 +1,8 @@
 //! The manager's view of the game: it judges the players' replies, substitutes a random legal
 //! move for a failing one, and plays the joint move.
 
-use gdl_reason::{StateMachine, TermId};
-use ggp_play::{Machine, State, load};
+use gdl_reason::{ReasonError, StateMachine, TermId};
+use ggp_play::{Machine, PlayError, State, load};
 use ggp_protocol::move_candidates;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -35,6 +35,20 @@ pub(super) struct Referee {
     pub(super) last_percepts: Vec<Vec<String>>,
 }
 
+/// Why the manager cannot go on with the game.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RefereeError {
+    /// The rules cannot be read into a state machine.
+    #[error("the rules cannot be played: {0}")]
+    Rules(#[source] PlayError),
+    /// The reasoner could not answer a question about the game.
+    #[error(transparent)]
+    Reason(#[from] ReasonError),
+    /// A role (its name) has no legal move in a state that is not terminal.
+    #[error("`{role}` has no legal move at step {step} (the game is not playable)")]
+    NoLegalMove { role: String, step: usize },
+}
+
 /// What a step did.
 pub(super) struct Advanced {
     pub(super) moves: Vec<String>,
@@ -49,10 +63,9 @@ pub(super) struct Advanced {
 }
 
 impl Referee {
-    pub(super) fn load(rules: &str, rng: StdRng) -> Result<Referee, String> {
-        let mut machine =
-            load(rules).map_err(|first| format!("the rules cannot be played: {first}"))?;
-        let state = machine.initial_state().map_err(|e| e.to_string())?;
+    pub(super) fn load(rules: &str, rng: StdRng) -> Result<Referee, RefereeError> {
+        let mut machine = load(rules).map_err(RefereeError::Rules)?;
+        let state = machine.initial_state()?;
         let gdl2 = machine.is_gdl2();
         let mut referee = Referee {
             machine,
@@ -90,17 +103,12 @@ impl Referee {
     }
 
     /// Whether the current state is terminal, and if not every role's legal moves.
-    fn survey(&mut self, step: usize) -> Result<(), String> {
-        self.terminal = self
-            .machine
-            .is_terminal(&self.state)
-            .map_err(|e| e.to_string())?;
+    fn survey(&mut self, step: usize) -> Result<(), RefereeError> {
+        self.terminal = self.machine.is_terminal(&self.state)?;
         self.legal = if self.terminal {
             Vec::new()
         } else {
-            self.machine
-                .all_legal_moves(&self.state)
-                .map_err(|e| e.to_string())?
+            self.machine.all_legal_moves(&self.state)?
         };
         // In the order of their text, not the engine's (which differs between engines and
         // between versions of one): a human is shown them in that order, and a seeded match
@@ -111,10 +119,10 @@ impl Referee {
         }
         self.legal = legal;
         if let Some(role) = self.legal.iter().position(Vec::is_empty) {
-            return Err(format!(
-                "`{}` has no legal move at step {step} (the game is not playable)",
-                self.text(self.machine.roles()[role])
-            ));
+            return Err(RefereeError::NoLegalMove {
+                role: self.text(self.machine.roles()[role]),
+                step,
+            });
         }
         Ok(())
     }
@@ -125,7 +133,7 @@ impl Referee {
         &mut self,
         replies: Vec<Answer>,
         step: usize,
-    ) -> Result<Advanced, String> {
+    ) -> Result<Advanced, RefereeError> {
         let mut joint = Vec::with_capacity(replies.len());
         let mut errors = Vec::new();
         // Role by role, so that the moves drawn from the match's seed come in the same order
@@ -146,13 +154,10 @@ impl Referee {
         let moves: Vec<String> = joint.iter().map(|&m| self.text(m)).collect();
         let percepts = self.percepts(&joint, &moves)?;
         self.last_percepts = percepts.clone();
-        self.state = self
-            .machine
-            .next_state(&self.state, &joint)
-            .map_err(|e| e.to_string())?;
+        self.state = self.machine.next_state(&self.state, &joint)?;
         self.survey(step + 1)?;
         let goals = if self.terminal {
-            Some(self.machine.goals(&self.state).map_err(|e| e.to_string())?)
+            Some(self.machine.goals(&self.state)?)
         } else {
             None
         };
@@ -203,12 +208,13 @@ impl Referee {
     /// Every role's percepts of the joint move `joint` (spelled `moves`) in the current state,
     /// each sorted: GDL-II's, or in a GDL game with a GDL-II player seated `(did role move)`
     /// for every role; none when no one needs them.
-    fn percepts(&mut self, joint: &[TermId], moves: &[String]) -> Result<Vec<Vec<String>>, String> {
+    fn percepts(
+        &mut self,
+        joint: &[TermId],
+        moves: &[String],
+    ) -> Result<Vec<Vec<String>>, RefereeError> {
         Ok(if self.gdl2 {
-            let all = self
-                .machine
-                .all_percepts(&self.state, joint)
-                .map_err(|e| e.to_string())?;
+            let all = self.machine.all_percepts(&self.state, joint)?;
             all.iter()
                 .map(|seen| {
                     let mut texts: Vec<String> = seen.iter().map(|&t| self.text(t)).collect();

@@ -10,7 +10,7 @@ use ggp_protocol::{Request, Start};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::blocking::{on_blocking_thread, spawn_charged};
+use super::blocking::{ReasonerFailed, on_blocking_thread, spawn_charged};
 use super::clock::{deadline_after, now_ms};
 use super::config::{DID_RULE, MANAGER_PLAYS_RANDOM, MatchConfig, PlayerSpec};
 use super::outcome::{Event, Finished, MatchError, Progress, Timing};
@@ -83,8 +83,8 @@ where
         let mut referee = Box::new(
             spawn_charged(&config.memory, move || Referee::load(&rules, rng))
                 .await
-                .map_err(|e| MatchError::Game(format!("the manager's reasoner failed: {e}")))?
-                .map_err(MatchError::Rules)?,
+                .map_err(|e| MatchError::Game(ReasonerFailed(e).to_string()))?
+                .map_err(|e| MatchError::Rules(e.to_string()))?,
         );
         let roles = referee.roles();
         let players = seat(players, &roles, referee.machine.random_role())?;
@@ -290,8 +290,8 @@ where
             r.advance(replies, step)
         })
         .await
-        .map_err(MatchError::Game)?;
-        let advanced = advanced.map_err(MatchError::Game)?;
+        .map_err(|e| MatchError::Game(e.to_string()))?;
+        let advanced = advanced.map_err(|e| MatchError::Game(e.to_string()))?;
         self.note(advanced, step, waited, referee.gdl2).await?;
         Ok(referee)
     }

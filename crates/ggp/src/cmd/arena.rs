@@ -225,7 +225,7 @@ impl<'a> Arena<'a> {
         for spec in &args.players {
             match PlayerSpec::parse(spec) {
                 Ok(p) => players.push(p),
-                Err(e) => return Err(fail(e, USAGE_OR_IO)),
+                Err(e) => return Err(fail(e.to_string(), USAGE_OR_IO)),
             }
         }
         let roles = match ggp_play::load(&input.text) {

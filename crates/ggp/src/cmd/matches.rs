@@ -180,7 +180,7 @@ fn parse_players(args: &Args) -> Result<Vec<PlayerSpec>, u8> {
     for spec in &args.players {
         match PlayerSpec::parse(spec) {
             Ok(p) => players.push(p),
-            Err(e) => return Err(fail(e, USAGE_OR_IO)),
+            Err(e) => return Err(fail(e.to_string(), USAGE_OR_IO)),
         }
     }
     if args.allow_same_url {
@@ -524,7 +524,7 @@ async fn contact_players(urls: &[(usize, String)]) -> Vec<(usize, String, Contac
                 let (k, url) = (*k, url.clone());
                 tokio::spawn(async move {
                     let contact = match PlayerUrl::parse(&url) {
-                        Err(e) => Contact::NoSuchHost(e),
+                        Err(e) => Contact::NoSuchHost(e.to_string()),
                         Ok(parsed) => match tokio::net::lookup_host(parsed.authority()).await {
                             Err(e) => Contact::NoSuchHost(e.to_string()),
                             Ok(_) => match ping(&url, PING_TIMEOUT).await {
