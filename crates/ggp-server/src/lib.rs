@@ -61,7 +61,7 @@ impl Gamemaster {
     /// imports the game directories, and starts the analysis of games and the INFO rounds.
     /// Runs on a Tokio runtime.
     pub async fn start(config: Config) -> Result<(AppState, Startup), String> {
-        config.limits.check()?;
+        config.limits.check().map_err(|e| e.to_string())?;
         let path = config.db.clone();
         let db = tokio::task::spawn_blocking(move || db::Db::open(&path))
             .await

@@ -80,24 +80,45 @@ impl Limits {
     }
 
     /// Whether the limits fit together: a match's budget within the matches' memory.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LimitsError> {
         if self.match_memory > self.matches_memory() {
-            return Err(format!(
-                "a match's memory ({}) is more than the matches share ({}, three quarters of --max-memory {})",
-                Mib(self.match_memory),
-                Mib(self.matches_memory()),
-                Mib(self.max_memory)
-            ));
+            return Err(LimitsError::MatchOverShare {
+                match_memory: self.match_memory,
+                matches_memory: self.matches_memory(),
+                max_memory: self.max_memory,
+            });
         }
         if self.match_memory < MIN_MATCH_MEMORY {
-            return Err(format!(
-                "a match's memory ({}) is less than {}, the least a match is given",
-                Mib(self.match_memory),
-                Mib(MIN_MATCH_MEMORY)
-            ));
+            return Err(LimitsError::MatchUnderMinimum {
+                match_memory: self.match_memory,
+            });
         }
         Ok(())
     }
+}
+
+/// Why the limits do not fit together ([`Limits::check`]); sizes in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitsError {
+    /// A match's budget is more than all the matches share.
+    #[error(
+        "a match's memory ({}) is more than the matches share ({}, three quarters of --max-memory {})",
+        Mib(*match_memory),
+        Mib(*matches_memory),
+        Mib(*max_memory)
+    )]
+    MatchOverShare {
+        match_memory: usize,
+        matches_memory: usize,
+        max_memory: usize,
+    },
+    /// A match's budget is below [`MIN_MATCH_MEMORY`].
+    #[error(
+        "a match's memory ({}) is less than {}, the least a match is given",
+        Mib(*match_memory),
+        Mib(MIN_MATCH_MEMORY)
+    )]
+    MatchUnderMinimum { match_memory: usize },
 }
 
 impl Default for Limits {
@@ -281,6 +302,12 @@ mod tests {
             match_memory: 301 << 20,
             ..limits()
         };
-        assert!(too_large.check().unwrap_err().contains("three quarters"));
+        assert!(
+            too_large
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("three quarters")
+        );
     }
 }

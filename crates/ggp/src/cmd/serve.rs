@@ -149,7 +149,7 @@ fn configure(args: &Args, admin: &AdminToken) -> Result<Config, u8> {
     if let Some(n) = args.max_per_address {
         limits.http.max_per_address = n;
     }
-    limits.check().map_err(fail)?;
+    limits.check().map_err(|e| fail(e.to_string()))?;
     let config = Config {
         limits,
         games: args.games.clone(),
