@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 struct Session {
     connection: Connection,
-    thread: Option<std::thread::JoinHandle<Result<bool, String>>>,
+    thread: Option<std::thread::JoinHandle<Result<bool, gdl_lsp::ServerError>>>,
     version: i32,
 }
 

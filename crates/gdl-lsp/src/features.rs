@@ -13,6 +13,7 @@ use lsp_types::Url;
 use crate::analysis::Analysis;
 use crate::docs;
 use crate::document::Notation;
+pub use crate::errors::{Edit, EditError, RenameError};
 use crate::index::{Index, MOD_DECLARATION, MOD_DISTINGUISHED, Symbol, SymbolKind};
 
 /// The legend of semantic tokens: the order of [`TokenClass`].
@@ -103,16 +104,13 @@ fn diagnostic(
 // Formatting
 
 /// Why a document is not formatted or converted.
-pub fn refusal(analysis: &Analysis, what: &str) -> String {
+pub fn refusal(analysis: &Analysis, edit: Edit) -> EditError {
     let errors = analysis
         .diagnostics
         .iter()
         .filter(|d| d.is_error() && is_syntax(d.code))
         .count();
-    format!(
-        "not {what}: the file has {errors} syntax error{}",
-        if errors == 1 { "" } else { "s" }
-    )
+    EditError::SyntaxErrors { edit, errors }
 }
 
 fn is_syntax(code: &str) -> bool {
@@ -123,16 +121,19 @@ fn is_syntax(code: &str) -> bool {
 
 /// The document in `ggp fmt`'s layout (for infix, the converter's canonical infix layout), as
 /// the smallest edit, or why not.
-pub fn format_document(analysis: &Analysis) -> Result<Vec<lsp::TextEdit>, String> {
+pub fn format_document(analysis: &Analysis) -> Result<Vec<lsp::TextEdit>, EditError> {
     if analysis.has_syntax_errors() {
-        return Err(refusal(analysis, "formatted"));
+        return Err(refusal(analysis, Edit::Format));
     }
     let formatted = match analysis.notation {
         Notation::Prefix => gdl_syntax::format_text(&analysis.text),
         Notation::Infix => gdl_syntax::infix::infix_to_prefix(&analysis.text)
             .and_then(|prefix| gdl_syntax::prefix_to_infix(&prefix)),
     }
-    .map_err(|errors| format!("not formatted: {}", errors[0].message))?;
+    .map_err(|errors| EditError::Refused {
+        edit: Edit::Format,
+        message: errors[0].message.clone(),
+    })?;
     Ok(minimal_edit(
         analysis,
         Span::new(0, analysis.text.len() as u32),
@@ -142,12 +143,15 @@ pub fn format_document(analysis: &Analysis) -> Result<Vec<lsp::TextEdit>, String
 }
 
 /// The top-level forms a range touches, in `ggp fmt`'s layout (prefix only).
-pub fn format_range(analysis: &Analysis, range: lsp::Range) -> Result<Vec<lsp::TextEdit>, String> {
+pub fn format_range(
+    analysis: &Analysis,
+    range: lsp::Range,
+) -> Result<Vec<lsp::TextEdit>, EditError> {
     if analysis.notation == Notation::Infix {
         return format_document(analysis);
     }
     if analysis.has_syntax_errors() {
-        return Err(refusal(analysis, "formatted"));
+        return Err(refusal(analysis, Edit::Format));
     }
     let text = &*analysis.text;
     let wanted = analysis.lines.span(text, range);
@@ -170,8 +174,10 @@ pub fn format_range(analysis: &Analysis, range: lsp::Range) -> Result<Vec<lsp::T
         region.end = tree.span(next).end;
     }
     let piece = region.text(text);
-    let formatted = gdl_syntax::format_text(piece)
-        .map_err(|errors| format!("not formatted: {}", errors[0].message))?;
+    let formatted = gdl_syntax::format_text(piece).map_err(|errors| EditError::Refused {
+        edit: Edit::Format,
+        message: errors[0].message.clone(),
+    })?;
     Ok(minimal_edit(analysis, region, formatted.trim_end_matches('\n')).collect())
 }
 
@@ -901,17 +907,14 @@ fn variables_in_scope(analysis: &Analysis, offset: u32) -> Vec<String> {
 // Rename
 
 /// The occurrence a rename at `offset` would change, or why it cannot.
-pub fn prepare_rename(analysis: &Analysis, offset: u32) -> Result<(Span, String), String> {
+pub fn prepare_rename(analysis: &Analysis, offset: u32) -> Result<(Span, String), RenameError> {
     let index = analysis.index();
     let Some(at) = index.occurrence_at(offset) else {
-        return Err("there is no relation, function, constant or variable here".into());
+        return Err(RenameError::NothingHere);
     };
     let symbol = index.symbol(at.symbol);
     if let Some(reserved) = symbol.distinguished() {
-        return Err(format!(
-            "`{}` is a GDL relation: renaming it would change what the game means",
-            reserved.name()
-        ));
+        return Err(RenameError::Reserved(reserved.name()));
     }
     Ok((at.span, at.span.text(&analysis.text).to_string()))
 }
@@ -925,7 +928,7 @@ fn valid_prefix_name(name: &str) -> bool {
 }
 
 /// The spelling of `new` for a symbol of `kind` in the document's notation, or why not.
-fn new_spelling(notation: Notation, symbol: &Symbol, new: &str) -> Result<String, String> {
+fn new_spelling(notation: Notation, symbol: &Symbol, new: &str) -> Result<String, RenameError> {
     let new = new.trim();
     match symbol.key.kind {
         SymbolKind::Variable => {
@@ -941,35 +944,31 @@ fn new_spelling(notation: Notation, symbol: &Symbol, new: &str) -> Result<String
                             .iter()
                             .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-'));
                     if !ok {
-                        return Err(format!(
-                            "`{new}` is not an infix variable name: it starts with a capital letter or `_`"
-                        ));
+                        return Err(RenameError::NotInfixVariable(new.to_string()));
                     }
                     return Ok(new.to_string());
                 }
             };
             if !valid_prefix_name(&bare) {
-                return Err(format!("`{new}` is not a variable name"));
+                return Err(RenameError::NotVariable(new.to_string()));
             }
             match notation {
                 Notation::Prefix => Ok(format!("?{bare}")),
                 Notation::Infix => variable_to_infix(&bare)
-                    .ok_or_else(|| format!("`{new}` cannot be written as an infix variable")),
+                    .ok_or_else(|| RenameError::NoInfixSpelling(new.to_string())),
             }
         }
         kind => {
             if !valid_prefix_name(new) || Keyword::of(new).is_some() {
-                return Err(format!("`{new}` is not a name GDL can use here"));
+                return Err(RenameError::NotAName(new.to_string()));
             }
             if kind == SymbolKind::Relation {
                 if gdl_syntax::ast::is_number(new) {
-                    return Err(format!("a number, `{new}`, cannot name a relation"));
+                    return Err(RenameError::NumberForRelation(new.to_string()));
                 }
                 if gdl_check::Reserved::of_name(new).is_some_and(|r| r.arity() == symbol.key.arity)
                 {
-                    return Err(format!(
-                        "`{new}` is a GDL relation: renaming into it would change what the game means"
-                    ));
+                    return Err(RenameError::IntoReserved(new.to_string()));
                 }
             }
             Ok(match notation {
@@ -995,7 +994,7 @@ pub fn rename(
     uri: &Url,
     offset: u32,
     new: &str,
-) -> Result<lsp::WorkspaceEdit, String> {
+) -> Result<lsp::WorkspaceEdit, RenameError> {
     prepare_rename(analysis, offset)?;
     let index = analysis.index();
     let at = index
@@ -1011,7 +1010,7 @@ pub fn rename(
             .lookup(&key)
             .is_some_and(|id| !index.symbol(id).occurrences.is_empty())
     {
-        return Err(format!("`{}` is already used there", new.trim()));
+        return Err(RenameError::Taken(new.trim().to_string()));
     }
     let edits: Vec<lsp::TextEdit> = index
         .occurrences_of(at.symbol)
@@ -1066,15 +1065,18 @@ pub fn quick_fixes(
 }
 
 /// The document converted to the other notation, or why not.
-pub fn converted(analysis: &Analysis) -> Result<String, String> {
+pub fn converted(analysis: &Analysis) -> Result<String, EditError> {
     if analysis.has_syntax_errors() {
-        return Err(refusal(analysis, "converted"));
+        return Err(refusal(analysis, Edit::Convert));
     }
     match analysis.notation {
         Notation::Prefix => gdl_syntax::prefix_to_infix(&analysis.text),
         Notation::Infix => gdl_syntax::infix::infix_to_prefix(&analysis.text),
     }
-    .map_err(|errors| format!("not converted: {}", errors[0].message))
+    .map_err(|errors| EditError::Refused {
+        edit: Edit::Convert,
+        message: errors[0].message.clone(),
+    })
 }
 
 /// Where a converted document goes: beside it, with the other notation's extension.

@@ -13,17 +13,28 @@
 pub mod analysis;
 pub mod docs;
 pub mod document;
+mod errors;
 pub mod features;
 pub mod index;
 pub mod position;
 pub mod server;
 pub mod transport;
 
-pub use server::run;
+pub use server::{ServerError, run};
+pub use transport::TransportError;
+
+/// Why a client could not be served: the transport or the server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Server(#[from] ServerError),
+}
 
 /// Serves one client on standard input and output. Returns whether the client ended the
 /// session properly (`shutdown`, then `exit`), or why it could not be served.
-pub fn serve_stdio() -> Result<bool, String> {
+pub fn serve_stdio() -> Result<bool, ServeError> {
     let (connection, io_threads) = transport::stdio()?;
     let clean = run(connection)?;
     io_threads.join()?;

@@ -65,14 +65,28 @@ pub struct Server {
     shutting_down: bool,
 }
 
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The `initialize` handshake failed (the client went away, or sent something else).
+    #[error("initialize: {0}")]
+    Initialize(#[source] lsp_server::ProtocolError),
+    /// The `initialize` request's parameters are not the protocol's.
+    #[error("bad initialize request: {0}")]
+    InitializeParams(#[source] serde_json::Error),
+    /// The thread that checks documents could not be started.
+    #[error("cannot start the checking thread: {0}")]
+    Spawn(#[source] std::io::Error),
+}
+
 /// Runs a server on a connection until the client says `exit` (or goes away). Returns whether
 /// it ended properly (a `shutdown` request before `exit`).
-pub fn run(connection: Connection) -> Result<bool, String> {
+pub fn run(connection: Connection) -> Result<bool, ServerError> {
     let (id, params) = connection
         .initialize_start()
-        .map_err(|e| format!("initialize: {e}"))?;
+        .map_err(ServerError::Initialize)?;
     let params: lsp::InitializeParams =
-        serde_json::from_value(params).map_err(|e| format!("bad initialize request: {e}"))?;
+        serde_json::from_value(params).map_err(ServerError::InitializeParams)?;
     let options = params.initialization_options.unwrap_or(Value::Null);
     let mut settings = Settings::default();
     if let Some(url) = options.get("codeDocsUrl").and_then(Value::as_str) {
@@ -118,14 +132,14 @@ pub fn run(connection: Connection) -> Result<bool, String> {
     };
     connection
         .initialize_finish(id, serde_json::to_value(result).expect("serializable"))
-        .map_err(|e| format!("initialize: {e}"))?;
+        .map_err(ServerError::Initialize)?;
 
     let (jobs, job_receiver) = crossbeam_channel::unbounded::<Job>();
     let (done_sender, done) = crossbeam_channel::unbounded::<Done>();
     let worker = std::thread::Builder::new()
         .name("ggp-lsp-check".into())
         .spawn(move || worker(job_receiver, done_sender))
-        .map_err(|e| format!("cannot start the checking thread: {e}"))?;
+        .map_err(ServerError::Spawn)?;
     let mut server = Server {
         sender: connection.sender.clone(),
         settings,
@@ -225,8 +239,8 @@ impl Failure {
         Failure(ErrorCode::InvalidParams as i32, message.into())
     }
 
-    fn failed(message: impl Into<String>) -> Failure {
-        Failure(ErrorCode::RequestFailed as i32, message.into())
+    fn failed(message: impl std::fmt::Display) -> Failure {
+        Failure(ErrorCode::RequestFailed as i32, message.to_string())
     }
 }
 

@@ -338,6 +338,44 @@ fn write_frame(output: &mut impl Write, body: &str) -> io::Result<()> {
     output.flush()
 }
 
+/// One of the transport's two threads, as messages name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Reading,
+    Writing,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Reading => "reading",
+            Direction::Writing => "writing",
+        })
+    }
+}
+
+/// Why the transport could not start, or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The thread could not be started.
+    #[error("cannot start the {direction} thread: {source}")]
+    Spawn {
+        direction: Direction,
+        #[source]
+        source: io::Error,
+    },
+    /// The thread panicked.
+    #[error("the {0} thread failed")]
+    Panicked(Direction),
+    /// Reading or writing the protocol failed.
+    #[error("{direction} the protocol failed: {source}")]
+    Io {
+        direction: Direction,
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// The transport's reading and writing threads.
 pub struct IoThreads {
     reader: JoinHandle<io::Result<()>>,
@@ -347,28 +385,34 @@ pub struct IoThreads {
 impl IoThreads {
     /// Waits for both threads (the reader ends at the end of the input or after `exit`, the
     /// writer when the server has dropped its sender); the first error of either.
-    pub fn join(self) -> Result<(), String> {
+    pub fn join(self) -> Result<(), TransportError> {
         let read = self
             .reader
             .join()
-            .map_err(|_| "the reading thread failed".to_string())?;
+            .map_err(|_| TransportError::Panicked(Direction::Reading))?;
         let written = self
             .writer
             .join()
-            .map_err(|_| "the writing thread failed".to_string())?;
-        read.map_err(|e| format!("reading the protocol failed: {e}"))?;
-        written.map_err(|e| format!("writing the protocol failed: {e}"))
+            .map_err(|_| TransportError::Panicked(Direction::Writing))?;
+        read.map_err(|source| TransportError::Io {
+            direction: Direction::Reading,
+            source,
+        })?;
+        written.map_err(|source| TransportError::Io {
+            direction: Direction::Writing,
+            source,
+        })
     }
 }
 
 /// A connection on standard input and output.
-pub fn stdio() -> Result<(Connection, IoThreads), String> {
+pub fn stdio() -> Result<(Connection, IoThreads), TransportError> {
     connect(io::stdin(), io::stdout())
 }
 
 /// A connection that reads frames from `input` and writes them to `output`, each on its own
 /// thread. Bad frames are answered (on `output`) by the reading thread itself.
-pub fn connect<R, W>(input: R, output: W) -> Result<(Connection, IoThreads), String>
+pub fn connect<R, W>(input: R, output: W) -> Result<(Connection, IoThreads), TransportError>
 where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
@@ -385,11 +429,17 @@ where
             let frames = FrameReader::new(BufReader::with_capacity(1 << 16, input));
             read_loop(frames, &to_server, &answers)
         })
-        .map_err(|e| format!("cannot start the reading thread: {e}"))?;
+        .map_err(|source| TransportError::Spawn {
+            direction: Direction::Reading,
+            source,
+        })?;
     let writer = std::thread::Builder::new()
         .name("ggp-lsp-write".into())
         .spawn(move || write_loop(&from_server, &output))
-        .map_err(|e| format!("cannot start the writing thread: {e}"))?;
+        .map_err(|source| TransportError::Spawn {
+            direction: Direction::Writing,
+            source,
+        })?;
     let connection = Connection {
         sender: to_client,
         receiver: from_client,
@@ -824,7 +874,8 @@ mod tests {
         input.extend(frame(&notification("exit")));
         let output = Shared::default();
         let (connection, threads) = connect(Cursor::new(input), output.clone()).unwrap();
-        assert_eq!(crate::run(connection), Ok(true));
+        let ran = crate::run(connection);
+        assert!(matches!(ran, Ok(true)), "{ran:?}");
         threads.join().unwrap();
         let bytes = output.0.lock().unwrap().clone();
         // Every frame written is JSON; the errors (id null) are counted from the raw text.
