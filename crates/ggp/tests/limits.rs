@@ -130,7 +130,6 @@ fn twenty_matches_of_an_exploding_game_stay_within_the_server_s_memory() {
 /// Starts `ggp player` with `args` (after `player`) and `global` options before it, on a free
 /// port under a limit of 1,024 open files; its URL and process id.
 fn spawn_limited_player(global: &[&str], args: &[&str]) -> (Spawned, String, u32) {
-    use std::io::BufRead;
     let mut all: Vec<&str> = global.to_vec();
     all.extend(["player", "--port", "0", "--strategy", "random"]);
     all.extend(args);
@@ -140,14 +139,7 @@ fn spawn_limited_player(global: &[&str], args: &[&str]) -> (Spawned, String, u32
         .unwrap();
     let pid = child.id();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let address = line
-        .split("listening on ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let address = common::listening_address(&mut stderr);
     drain_into(stderr, Default::default());
     (Spawned(child), format!("http://{address}"), pid)
 }

@@ -90,7 +90,6 @@ pub fn spawn_player(strategy: &str) -> (Spawned, String) {
 pub fn spawn_player_with_log(
     strategy: &str,
 ) -> (Spawned, String, std::sync::Arc<std::sync::Mutex<String>>) {
-    use std::io::BufRead;
     let mut child = ggp_command(&[
         "player",
         "--port",
@@ -104,17 +103,22 @@ pub fn spawn_player_with_log(
     .spawn()
     .unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let address = line
-        .split("listening on ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let address = listening_address(&mut stderr);
     let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     drain_into(stderr, log.clone());
     (Spawned(child), format!("http://{address}"), log)
+}
+
+/// The address in the first line a `ggp player` writes to standard error (`… listening on
+/// ADDRESS …`).
+pub fn listening_address(stderr: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    line.split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned()
 }
 
 /// `ggp matches export ID --db FILE`, parsed.
