@@ -90,7 +90,7 @@ fn bench(c: &mut Criterion) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
-    let store = Store::open(&db).unwrap();
+    let store = Store::open(&ggp_match::DatabaseUrl::sqlite(db)).unwrap();
 
     let mut group = c.benchmark_group("matches");
     group.sampling_mode(SamplingMode::Flat).sample_size(10);

@@ -23,57 +23,6 @@ pub enum Dialect {
     Postgres,
 }
 
-/// Whether `location` names a PostgreSQL database (`postgres://…` or `postgresql://…`)
-/// rather than a SQLite file.
-pub fn is_postgres_url(location: &str) -> bool {
-    let l = location.trim_start().to_ascii_lowercase();
-    l.starts_with("postgres://") || l.starts_with("postgresql://")
-}
-
-/// A PostgreSQL URL without its password (in the authority or as `password=` in the query),
-/// to be shown.
-pub fn redact(url: &str) -> String {
-    let (url, query) = match url.split_once('?') {
-        Some((u, q)) => (u, Some(q)),
-        None => (url, None),
-    };
-    let base = redact_authority(url);
-    match query {
-        None => base,
-        Some(q) => {
-            let q: Vec<String> = q
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=…"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{base}?{}", q.join("&"))
-        }
-    }
-}
-
-fn redact_authority(url: &str) -> String {
-    // postgres://user:password@host/db → postgres://user:…@host/db
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let Some(at) = rest.find('@') else {
-        return url.to_string();
-    };
-    let auth = &rest[..at];
-    match auth.find(':') {
-        Some(colon) => format!(
-            "{}{}:…{}",
-            &url[..scheme_end + 3],
-            &auth[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
-    }
-}
-
 /// The type of a value, which a NULL keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -860,23 +809,6 @@ mod tests {
             let pg = postgres_ddl(m);
             assert!(!pg.contains("NOCASE") && !pg.contains("ROWID"), "{pg}");
         }
-    }
-
-    #[test]
-    fn urls_are_told_from_files_and_shown_without_password() {
-        assert!(is_postgres_url("postgres://u@h/db"));
-        assert!(is_postgres_url("PostgreSQL://u@h/db"));
-        assert!(!is_postgres_url("matches.db"));
-        assert!(!is_postgres_url("./postgres:/x"));
-        assert_eq!(
-            redact("postgres://u:secret@h:5432/db"),
-            "postgres://u:…@h:5432/db"
-        );
-        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
-        assert_eq!(
-            redact("postgres://u@h/db?sslmode=disable&password=secret"),
-            "postgres://u@h/db?sslmode=disable&password=…"
-        );
     }
 
     #[test]

@@ -56,14 +56,14 @@ async fn play_recorded(
 }
 
 /// A fresh database file for one test.
-fn temp_db(name: &str) -> PathBuf {
+fn temp_db(name: &str) -> ggp_match::DatabaseUrl {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("loopback");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
-    path
+    ggp_match::DatabaseUrl::sqlite(path)
 }
 
 /// Starts a `ggp_play` player on a free port.
@@ -434,7 +434,7 @@ async fn a_good_match_is_not_slowed_by_misbehaving_ones() {
     for b in &bad {
         b.abort();
     }
-    let db = Database::open_existing(store.path()).unwrap();
+    let db = Database::open_existing(store.url()).unwrap();
     assert_eq!(db.load("good").unwrap(), good);
 }
 
@@ -514,7 +514,7 @@ async fn a_hundred_concurrent_matches_all_complete() {
         no_errors(&record);
         records.push(record);
     }
-    let db = Database::open_existing(store.path()).unwrap();
+    let db = Database::open_existing(store.url()).unwrap();
     let listed = db.list().unwrap();
     assert_eq!(listed.len(), 100);
     for summary in &listed {

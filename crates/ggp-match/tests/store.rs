@@ -5,21 +5,26 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ggp_match::{
-    Database, MatchConfig, MatchError, MatchRecord, PlayerSpec, SCHEMA_VERSION, Store,
+    Database, DatabaseUrl, MatchConfig, MatchError, MatchRecord, PlayerSpec, SCHEMA_VERSION, Store,
     StoreErrorKind, Update, run_match,
 };
 use ggp_play::StrategyKind;
 
 const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
 
-fn temp_db(name: &str) -> PathBuf {
+fn temp_db(name: &str) -> DatabaseUrl {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("store");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
-    path
+    DatabaseUrl::sqlite(path)
+}
+
+/// The file of a SQLite database.
+fn file(url: &DatabaseUrl) -> &std::path::Path {
+    url.as_path().expect("a SQLite file")
 }
 
 fn config(id: &str) -> MatchConfig {
@@ -69,7 +74,7 @@ fn a_new_database_has_the_current_schema_and_reopens() {
     drop(db);
     let db = Database::open_existing(&path).unwrap();
     assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
-    let mode: String = rusqlite::Connection::open(&path)
+    let mode: String = rusqlite::Connection::open(file(&path))
         .unwrap()
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -80,7 +85,7 @@ fn a_new_database_has_the_current_schema_and_reopens() {
 fn a_newer_schema_is_refused() {
     let path = temp_db("newer.sqlite");
     drop(Database::open(&path).unwrap());
-    let conn = rusqlite::Connection::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(file(&path)).unwrap();
     conn.pragma_update(None, "user_version", 99).unwrap();
     drop(conn);
     let e = Database::open(&path).err().unwrap();
@@ -92,7 +97,7 @@ fn a_newer_schema_is_refused() {
 fn bad_files_and_paths_are_errors_that_name_them() {
     // Not SQLite at all.
     let garbage = temp_db("garbage.sqlite");
-    std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
+    std::fs::write(file(&garbage), vec![b'x'; 4096]).unwrap();
     for e in [
         Database::open(&garbage).err().unwrap(),
         Database::open_existing(&garbage).err().unwrap(),
@@ -102,7 +107,7 @@ fn bad_files_and_paths_are_errors_that_name_them() {
     }
     // Someone else's SQLite database.
     let foreign = temp_db("foreign.sqlite");
-    rusqlite::Connection::open(&foreign)
+    rusqlite::Connection::open(file(&foreign))
         .unwrap()
         .execute_batch("CREATE TABLE accounts (id INTEGER)")
         .unwrap();
@@ -110,16 +115,18 @@ fn bad_files_and_paths_are_errors_that_name_them() {
     assert_eq!(e.kind, StoreErrorKind::NotADatabase);
     assert!(e.message.contains("not a match database"), "{e}");
     // A directory that cannot be made: its parent is a file.
-    let file = temp_db("a-file");
-    std::fs::write(&file, "").unwrap();
-    let e = Database::open(&file.join("sub/matches.sqlite"))
-        .err()
-        .unwrap();
+    let a_file = temp_db("a-file");
+    std::fs::write(file(&a_file), "").unwrap();
+    let e = Database::open(&DatabaseUrl::sqlite(
+        file(&a_file).join("sub/matches.sqlite"),
+    ))
+    .err()
+    .unwrap();
     assert_eq!(e.kind, StoreErrorKind::Open);
     assert!(e.message.contains("cannot create the directory"), "{e}");
     // A directory where the file should be.
     let dir = temp_db("a-dir");
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(file(&dir)).unwrap();
     assert_eq!(
         Database::open(&dir).err().unwrap().kind,
         StoreErrorKind::Open
@@ -133,11 +140,11 @@ fn bad_files_and_paths_are_errors_that_name_them() {
 }
 
 /// A fresh PostgreSQL database (see [`ggp_testdata::fresh_postgres`]).
-fn temp_pg(name: &str) -> Option<PathBuf> {
-    ggp_testdata::fresh_postgres(&format!("store_{name}"))
+fn temp_pg(name: &str) -> Option<DatabaseUrl> {
+    ggp_testdata::fresh_postgres(&format!("store_{name}")).map(|url| url.parse().unwrap())
 }
 
-fn sqlite(name: &str) -> Option<PathBuf> {
+fn sqlite(name: &str) -> Option<DatabaseUrl> {
     Some(temp_db(&format!("{name}.sqlite")))
 }
 
@@ -180,7 +187,7 @@ on_both!(
     other_work_runs_on_the_writer_and_fails_alone_on_postgresql
 );
 
-async fn roundtrip(fresh: fn(&str) -> Option<PathBuf>) {
+async fn roundtrip(fresh: fn(&str) -> Option<DatabaseUrl>) {
     let path = fresh("roundtrip").unwrap();
     let store = Store::open(&path).unwrap();
     let (result, seen) = recorded(&store, "roundtrip").await;
@@ -209,7 +216,7 @@ async fn roundtrip(fresh: fn(&str) -> Option<PathBuf>) {
     }
 }
 
-async fn duplicate(fresh: fn(&str) -> Option<PathBuf>) {
+async fn duplicate(fresh: fn(&str) -> Option<DatabaseUrl>) {
     let path = fresh("duplicate").unwrap();
     let store = Store::open(&path).unwrap();
     let (first, _) = recorded(&store, "same").await;
@@ -228,7 +235,7 @@ async fn duplicate(fresh: fn(&str) -> Option<PathBuf>) {
     assert_eq!(db.load("same").unwrap(), first);
 }
 
-async fn aborting(fresh: fn(&str) -> Option<PathBuf>) {
+async fn aborting(fresh: fn(&str) -> Option<DatabaseUrl>) {
     let path = fresh("abort").unwrap();
     let store = Store::open(&path).unwrap();
     let (done, _) = recorded(&store, "done").await;
@@ -274,7 +281,7 @@ async fn a_locked_database_stops_the_match_with_a_clear_error() {
     db.set_busy_timeout(Duration::from_millis(200)).unwrap();
     let store = Store::new(db);
     // Another process holds the write lock.
-    let other = rusqlite::Connection::open(&path).unwrap();
+    let other = rusqlite::Connection::open(file(&path)).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let (result, _) = recorded(&store, "locked").await;
     let e = result.unwrap_err();
@@ -324,7 +331,7 @@ async fn a_failing_write_ends_the_match_as_aborted() {
     assert_eq!(last.moves.len(), 2);
 }
 
-async fn other_work(fresh: fn(&str) -> Option<PathBuf>) {
+async fn other_work(fresh: fn(&str) -> Option<DatabaseUrl>) {
     let path = fresh("execute").unwrap();
     let store = Store::open(&path).unwrap();
     let (played, _) = recorded(&store, "execute.1").await;
@@ -384,7 +391,7 @@ fn an_empty_postgresql_database_is_not_read_as_one_until_written() {
     let db = Database::open_existing(&url).unwrap();
     assert!(db.list().unwrap().is_empty());
     // An unreachable server names itself and why.
-    let e = Database::open_existing(std::path::Path::new("postgres://nobody@127.0.0.1:1/x"))
+    let e = Database::open_existing(&"postgres://nobody@127.0.0.1:1/x".parse().unwrap())
         .err()
         .unwrap();
     assert_eq!(e.kind, StoreErrorKind::Open);
@@ -403,7 +410,7 @@ on_both!(
 /// GDL is read without case, but what is recorded keeps the rules' own spelling (other
 /// programs compare symbols with their case): moves spelled `PlaY` and `WaiT` in the rules are
 /// so in the record read back, on either database, and the rules are kept as given.
-async fn spelling(fresh: fn(&str) -> Option<PathBuf>) {
+async fn spelling(fresh: fn(&str) -> Option<DatabaseUrl>) {
     let path = fresh("spelling").unwrap();
     let store = Store::open(&path).unwrap();
     let rules = TICTACTOE.replace("play", "PlaY").replace("wait", "WaiT");

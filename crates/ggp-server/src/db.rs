@@ -3,12 +3,11 @@
 //! written through the match store's writer thread ([`Store::execute`]), so that every write
 //! of the process, matches' steps included, goes through one writer.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ggp_match::params;
 use ggp_match::sql::{self, Conn, OptionalExtension, Row};
-use ggp_match::{Database, MatchRecord, Store, StoreError};
+use ggp_match::{Database, DatabaseUrl, MatchRecord, Store, StoreError};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -33,7 +32,7 @@ pub struct Analysis {
 #[derive(Clone)]
 pub struct Db {
     pub store: Store,
-    path: PathBuf,
+    url: DatabaseUrl,
     readers: Arc<Mutex<Vec<Database>>>,
     /// Reads at once at most: each holds a connection (PostgreSQL's are counted by the server).
     reading: Arc<tokio::sync::Semaphore>,
@@ -231,23 +230,23 @@ fn player_row(row: &Row) -> sql::Result<Player> {
 
 impl Db {
     /// Opens (creating or migrating) the database and its writer.
-    pub fn open(path: &std::path::Path) -> Result<Db, StoreError> {
-        let store = Store::open(path)?;
+    pub fn open(url: &DatabaseUrl) -> Result<Db, StoreError> {
+        let store = Store::open(url)?;
         Ok(Db {
             store,
-            path: path.to_path_buf(),
+            url: url.clone(),
             readers: Arc::new(Mutex::new(Vec::new())),
             reading: Arc::new(tokio::sync::Semaphore::new(POOL)),
         })
     }
 
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
+    pub fn url(&self) -> &DatabaseUrl {
+        &self.url
     }
 
     /// The database as it may be shown: the file, or the URL without its password.
     pub fn shown(&self) -> String {
-        sql::redact(&self.path.display().to_string())
+        self.url.to_string()
     }
 
     /// Runs a read on a pooled read-only connection, on a blocking thread.
@@ -273,7 +272,7 @@ impl Db {
                 .filter(|r| !r.connection().is_closed());
             let reader = match reader {
                 Some(r) => r,
-                None => Database::open_existing(&db.path)?,
+                None => Database::open_existing(&db.url)?,
             };
             let out = work(&reader);
             // A lost connection (PostgreSQL restarted, the network failed) is not kept.

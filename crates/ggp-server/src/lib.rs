@@ -62,8 +62,8 @@ impl Gamemaster {
     /// Runs on a Tokio runtime.
     pub async fn start(config: Config) -> Result<(AppState, Startup), String> {
         config.limits.check().map_err(|e| e.to_string())?;
-        let path = config.db.clone();
-        let db = tokio::task::spawn_blocking(move || db::Db::open(&path))
+        let url = config.db.clone();
+        let db = tokio::task::spawn_blocking(move || db::Db::open(&url))
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;

@@ -18,7 +18,7 @@ pub const MAX_BODY: usize = 2 << 20;
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The match database.
-    pub db: PathBuf,
+    pub db: ggp_match::DatabaseUrl,
     /// Directories whose `.kif` files are imported at start.
     pub games: Vec<PathBuf>,
     /// The admin token.
@@ -47,7 +47,7 @@ pub struct Config {
 
 impl Config {
     /// A web server's configuration with the defaults for the rest.
-    pub fn new(db: PathBuf, admin_token: String) -> Config {
+    pub fn new(db: ggp_match::DatabaseUrl, admin_token: String) -> Config {
         Config {
             db,
             games: Vec::new(),

@@ -8,6 +8,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use futures_util::StreamExt;
+use ggp_match::DatabaseUrl;
 use ggp_server::{AppState, Config, Gamemaster, router};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -40,10 +41,13 @@ enum Backend {
 
 /// A fresh, empty database: a SQLite file, or a PostgreSQL database made in the cluster
 /// `GGP_TEST_POSTGRES` names (`scripts/pg_test_cluster.sh`).
-fn database(backend: Backend, name: &str) -> PathBuf {
+fn database(backend: Backend, name: &str) -> DatabaseUrl {
     match backend {
-        Backend::Sqlite => temp_db(&format!("{name}.sqlite")),
-        Backend::Postgres => ggp_testdata::fresh_postgres(&format!("site_{name}")).unwrap(),
+        Backend::Sqlite => DatabaseUrl::sqlite(temp_db(&format!("{name}.sqlite"))),
+        Backend::Postgres => ggp_testdata::fresh_postgres(&format!("site_{name}"))
+            .unwrap()
+            .parse()
+            .unwrap(),
     }
 }
 
@@ -104,12 +108,12 @@ on_both!(
 /// All the database holds, as text: the SQLite file's bytes, or every row of every table of the
 /// PostgreSQL database.
 fn everything_stored(s: &Site) -> String {
-    let path = s.state.db.path().to_path_buf();
-    if !ggp_match::sql::is_postgres_url(&path.display().to_string()) {
-        return String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+    let url = s.state.db.url().clone();
+    if let Some(path) = url.as_path() {
+        return String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
     }
     ggp_match::sql::outside_runtime(|| {
-        let db = ggp_match::Database::open_existing(&path).unwrap();
+        let db = ggp_match::Database::open_existing(&url).unwrap();
         let conn = db.connection();
         let tables: Vec<String> = conn
             .query(
@@ -795,7 +799,7 @@ async fn games(backend: Backend) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_name_nothing_of_the_server_s_files_or_network() {
     let s = site(Backend::Sqlite, "secrets").await;
-    let db = s.state.config.db.display().to_string();
+    let db = s.state.config.db.to_string();
     for path in [
         "/api/matches/nope",
         "/api/matches/nope/events",

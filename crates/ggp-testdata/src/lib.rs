@@ -121,7 +121,7 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
 /// `--db` and `Store::open` take. `None`, said on stderr, when the variable is not set: the
 /// test is skipped. A cluster named but not reachable fails the test. Safe to call from an
 /// async test (the blocking client runs on a thread of its own).
-pub fn fresh_postgres(name: &str) -> Option<PathBuf> {
+pub fn fresh_postgres(name: &str) -> Option<String> {
     let Ok(admin) = std::env::var("GGP_TEST_POSTGRES") else {
         eprintln!(
             "skipped on PostgreSQL: GGP_TEST_POSTGRES is not set (export GGP_TEST_POSTGRES=$(bash scripts/pg_test_cluster.sh))"
@@ -143,5 +143,5 @@ pub fn fresh_postgres(name: &str) -> Option<PathBuf> {
     .join()
     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    Some(PathBuf::from(format!("{base}/{db}")))
+    Some(format!("{base}/{db}"))
 }

@@ -14,14 +14,16 @@
 
 mod migrations;
 mod rows;
+mod url;
 
 pub use self::migrations::{MIGRATIONS, SCHEMA_VERSION};
 pub use self::rows::{MatchSummary, Update};
+pub use self::url::{BadDatabaseUrl, DatabaseUrl};
 
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -84,8 +86,8 @@ fn store_error(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
 }
 
 /// Translates a database error into one that says what happened to which database.
-fn sql_error(path: &Path, e: sql::Error) -> StoreError {
-    let file = path.display();
+fn sql_error(url: &DatabaseUrl, e: sql::Error) -> StoreError {
+    let file = url;
     match e.kind {
         ErrorKind::Busy => store_error(
             StoreErrorKind::Locked,
@@ -114,16 +116,15 @@ fn sql_error(path: &Path, e: sql::Error) -> StoreError {
     }
 }
 
-fn sqlite_error(path: &Path, e: rusqlite::Error) -> StoreError {
-    sql_error(path, e.into())
+fn sqlite_error(url: &DatabaseUrl, e: rusqlite::Error) -> StoreError {
+    sql_error(url, e.into())
 }
 
-fn newer_schema(path: &Path, version: usize) -> StoreError {
+fn newer_schema(url: &DatabaseUrl, version: usize) -> StoreError {
     store_error(
         StoreErrorKind::NewerSchema,
         format!(
-            "the match database {} has schema version {version}, newer than this ggp knows ({SCHEMA_VERSION}); use a newer ggp",
-            path.display()
+            "the match database {url} has schema version {version}, newer than this ggp knows ({SCHEMA_VERSION}); use a newer ggp"
         ),
     )
 }
@@ -138,15 +139,12 @@ fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serialises")
 }
 
-/// A match database, opened on this thread: a SQLite file, or a PostgreSQL database when the
-/// path is a `postgres://` URL.
+/// A match database, opened on this thread: a SQLite file or a PostgreSQL database.
 pub struct Database {
     conn: Conn,
-    /// The file, or the URL without its password.
-    path: PathBuf,
+    /// Where it is (PostgreSQL's URL, to connect again when the connection is lost).
+    url: DatabaseUrl,
     read_only: bool,
-    /// PostgreSQL's URL, to connect again when the connection is lost.
-    url: Option<String>,
 }
 
 /// Connects to PostgreSQL, with the session's limits: a lock waited for more than the busy
@@ -154,7 +152,7 @@ pub struct Database {
 /// hang on a lock a lost server holds), a session idle in a transaction for a minute is ended
 /// by the server, and TCP keepalives notice a lost peer within a minute or so.
 fn pg_connect(url: &str) -> Result<Conn, StoreError> {
-    let shown = sql::redact(url);
+    let shown = DatabaseUrl::Postgres(url.to_string());
     let fail = |e: sql::Error| {
         store_error(
             StoreErrorKind::Open,
@@ -181,13 +179,14 @@ fn pg_connect(url: &str) -> Result<Conn, StoreError> {
 const PG_MIGRATION_LOCK: i64 = 0x0067_6770_5f6d_6967;
 
 impl Database {
-    /// Opens the database at `path`, creating it (and its directory) if need be, and brings
-    /// its schema up to date. A `postgres://…` URL opens that PostgreSQL database (which
-    /// must exist) and brings its schema up to date the same way.
-    pub fn open(path: &Path) -> Result<Database, StoreError> {
-        if let Some(url) = path.to_str().filter(|p| sql::is_postgres_url(p)) {
-            return Database::open_postgres(url, false);
-        }
+    /// Opens the database, creating a SQLite file (and its directory) if need be, and brings
+    /// its schema up to date. A PostgreSQL database must exist; its schema is brought up to
+    /// date the same way.
+    pub fn open(url: &DatabaseUrl) -> Result<Database, StoreError> {
+        let path = match url {
+            DatabaseUrl::Postgres(url) => return Database::open_postgres(url, false),
+            DatabaseUrl::Sqlite(path) => path,
+        };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
                 store_error(
@@ -210,10 +209,11 @@ impl Database {
     /// database of an older schema is brought up to date first if it can be written (and is
     /// refused, saying so, if it cannot). On PostgreSQL the connection's transactions are
     /// read-only.
-    pub fn open_existing(path: &Path) -> Result<Database, StoreError> {
-        if let Some(url) = path.to_str().filter(|p| sql::is_postgres_url(p)) {
-            return Database::open_postgres(url, true);
-        }
+    pub fn open_existing(url: &DatabaseUrl) -> Result<Database, StoreError> {
+        let path = match url {
+            DatabaseUrl::Postgres(url) => return Database::open_postgres(url, true),
+            DatabaseUrl::Sqlite(path) => path,
+        };
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() && meta.len() == 0 => {
                 return Err(store_error(
@@ -258,9 +258,8 @@ impl Database {
     fn open_postgres(url: &str, read_only: bool) -> Result<Database, StoreError> {
         let mut db = Database {
             conn: pg_connect(url)?,
-            path: PathBuf::from(sql::redact(url)),
+            url: DatabaseUrl::Postgres(url.to_string()),
             read_only: false,
-            url: Some(url.to_string()),
         };
         // Reading never creates the tables (as with SQLite, where it never creates a file).
         if read_only && db.schema_version()? == 0 {
@@ -268,7 +267,7 @@ impl Database {
                 StoreErrorKind::NotFound,
                 format!(
                     "there is no match database in {} (it has no ggp tables yet; `ggp match` or `ggp serve` makes them)",
-                    db.path.display()
+                    db.url
                 ),
             ));
         }
@@ -301,12 +300,11 @@ impl Database {
                 | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| sqlite_error(path, e))?;
+        .map_err(|e| sqlite_error(&DatabaseUrl::sqlite(path), e))?;
         let db = Database {
             conn: Conn::sqlite(conn),
-            path: path.to_path_buf(),
+            url: DatabaseUrl::sqlite(path),
             read_only: true,
-            url: None,
         };
         let version = db.schema_version()?;
         if version == 0 || version > SCHEMA_VERSION {
@@ -321,20 +319,20 @@ impl Database {
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Database, StoreError> {
         let read_only = flags.contains(OpenFlags::SQLITE_OPEN_READ_ONLY);
         let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let url = DatabaseUrl::sqlite(path);
         let conn = rusqlite::Connection::open_with_flags(path, flags)
-            .map_err(|e| sqlite_error(path, e))?;
+            .map_err(|e| sqlite_error(&url, e))?;
         let mut db = Database {
             conn: Conn::sqlite(conn),
-            path: path.to_path_buf(),
+            url,
             read_only,
-            url: None,
         };
         db.set_busy_timeout(DEFAULT_BUSY_TIMEOUT)?;
         if read_only {
             // Check that it is a match database of a version this ggp reads.
             let version = db.schema_version()?;
             if version > SCHEMA_VERSION {
-                return Err(newer_schema(path, version));
+                return Err(newer_schema(&db.url, version));
             }
             if version == 0 {
                 return Err(store_error(
@@ -358,9 +356,9 @@ impl Database {
         Ok(db)
     }
 
-    /// The file this database lives in (for PostgreSQL, its URL without the password).
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where this database is.
+    pub fn url(&self) -> &DatabaseUrl {
+        &self.url
     }
 
     /// The connection, for a program that keeps tables of its own in the same database
@@ -381,7 +379,7 @@ impl Database {
         match self.conn.as_sqlite() {
             Some(c) => c
                 .busy_timeout(timeout)
-                .map_err(|e| sqlite_error(&self.path, e)),
+                .map_err(|e| sqlite_error(&self.url, e)),
             None => self
                 .conn
                 .execute_batch(&format!("SET lock_timeout = {}", timeout.as_millis()))
@@ -390,7 +388,7 @@ impl Database {
     }
 
     fn error(&self, e: sql::Error) -> StoreError {
-        sql_error(&self.path, e)
+        sql_error(&self.url, e)
     }
 
     /// The schema version of the database.
@@ -424,9 +422,9 @@ impl Database {
             return Ok(());
         }
         if version > SCHEMA_VERSION {
-            return Err(newer_schema(&self.path, version));
+            return Err(newer_schema(&self.url, version));
         }
-        let path = self.path.clone();
+        let path = self.url.clone();
         let fail = |e| sql_error(&path, e);
         let conn = &self.conn;
         conn.begin_write().map_err(fail)?;
@@ -466,8 +464,7 @@ impl Database {
                     return Err(store_error(
                         StoreErrorKind::NotADatabase,
                         format!(
-                            "{} is a SQLite database, but not a match database (it has other tables)",
-                            path.display()
+                            "{path} is a SQLite database, but not a match database (it has other tables)"
                         ),
                     ));
                 }
@@ -502,7 +499,7 @@ impl Database {
     /// made again; if that fails too, the writes fail, saying why, and the next batch tries
     /// again.
     fn reconnect_if_lost(&mut self) {
-        if let Some(url) = &self.url
+        if let DatabaseUrl::Postgres(url) = &self.url
             && self.conn.is_closed()
             && let Ok(conn) = pg_connect(url)
         {
@@ -530,8 +527,8 @@ impl Database {
 
     /// Writes one update in a transaction of its own.
     pub fn write(&mut self, update: &Update) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        self.in_transaction(|conn| apply(conn, &path, update))
+        let url = self.url.clone();
+        self.in_transaction(|conn| apply(conn, &url, update))
     }
 
     /// Marks an unfinished match as aborted, for `reason`; `false` if there is no such
@@ -558,7 +555,7 @@ impl Database {
     /// failing write (a duplicate match id) does not undo the others; then answers each.
     fn commit_batch(&mut self, mut jobs: Vec<Job>) {
         self.reconnect_if_lost();
-        let path = self.path.clone();
+        let path = self.url.clone();
         let conn = &self.conn;
         let fail = |e| sql_error(&path, e);
         let mut outcomes: Vec<Result<Outcome, StoreError>> = Vec::with_capacity(jobs.len());
@@ -674,7 +671,7 @@ impl Database {
                 StoreErrorKind::NotADatabase,
                 format!(
                     "the match database {} is damaged: match `{match_id}` has `{text}` where a list belongs ({e})",
-                    self.path.display()
+                    self.url
                 ),
             )
         })
@@ -742,7 +739,7 @@ impl Database {
                 StoreErrorKind::NotFound,
                 format!(
                     "no match `{match_id}` in {} (`ggp matches list` shows the matches)",
-                    self.path.display()
+                    self.url
                 ),
             ));
         };
@@ -793,7 +790,7 @@ impl Database {
                     StoreErrorKind::NotADatabase,
                     format!(
                         "the match database {} is damaged: match `{match_id}` has step {step} after step {}",
-                        self.path.display(),
+                        self.url,
                         record.moves.len()
                     ),
                 ));
@@ -814,7 +811,7 @@ impl Database {
     }
 }
 
-fn apply(conn: &Conn, path: &Path, u: &Update) -> Result<(), StoreError> {
+fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> {
     let fail = |e| sql_error(path, e);
     if let Some(h) = &u.header {
         let inserted = conn
@@ -843,9 +840,8 @@ fn apply(conn: &Conn, path: &Path, u: &Update) -> Result<(), StoreError> {
                 return Err(store_error(
                     StoreErrorKind::Duplicate,
                     format!(
-                        "a match with the id `{}` is already recorded in {} (choose another id)",
+                        "a match with the id `{}` is already recorded in {path} (choose another id)",
                         u.match_id,
-                        path.display()
                     ),
                 ));
             }
@@ -861,7 +857,7 @@ fn apply(conn: &Conn, path: &Path, u: &Update) -> Result<(), StoreError> {
         .ok_or_else(|| {
             store_error(
                 StoreErrorKind::NotFound,
-                format!("no match `{}` in {}", u.match_id, path.display()),
+                format!("no match `{}` in {path}", u.match_id),
             )
         })?;
     let mut insert = conn
@@ -915,7 +911,7 @@ fn apply(conn: &Conn, path: &Path, u: &Update) -> Result<(), StoreError> {
             format!(
                 "the match `{}` was already recorded as {status} in {}{}",
                 u.match_id,
-                path.display(),
+                path,
                 reason.map(|r| format!(" ({r})")).unwrap_or_default()
             ),
         ));
@@ -983,20 +979,20 @@ impl Job {
 #[derive(Clone)]
 pub struct Store {
     jobs: mpsc::Sender<Job>,
-    path: Arc<Path>,
+    url: Arc<DatabaseUrl>,
 }
 
 impl Store {
-    /// Opens (creating or migrating) the database at `path` and starts its writer thread.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Ok(Store::new(Database::open(path)?))
+    /// Opens (creating or migrating) the database and starts its writer thread.
+    pub fn open(url: &DatabaseUrl) -> Result<Store, StoreError> {
+        Ok(Store::new(Database::open(url)?))
     }
 
     /// Runs an open database on a writer thread of its own, which ends when the last clone of
     /// the store is dropped.
     pub fn new(mut db: Database) -> Store {
         let (jobs, queue) = mpsc::channel::<Job>();
-        let path: Arc<Path> = Arc::from(db.path());
+        let url = Arc::new(db.url().clone());
         std::thread::Builder::new()
             .name("ggp-match-db".into())
             .spawn(move || {
@@ -1012,20 +1008,17 @@ impl Store {
                 }
             })
             .expect("a thread can be started");
-        Store { jobs, path }
+        Store { jobs, url }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn url(&self) -> &DatabaseUrl {
+        &self.url
     }
 
     fn closed(&self) -> StoreError {
         store_error(
             StoreErrorKind::Closed,
-            format!(
-                "the writer of the match database {} has stopped",
-                self.path.display()
-            ),
+            format!("the writer of the match database {} has stopped", self.url),
         )
     }
 

@@ -54,7 +54,7 @@ pub struct Args {
     /// The match database where every match is recorded (default: as `ggp match`): a SQLite
     /// file or a `postgres://` URL.
     #[arg(long, value_name = "FILE|URL", conflicts_with = "no_db")]
-    db: Option<PathBuf>,
+    db: Option<ggp_match::DatabaseUrl>,
     /// Record the matches in no database.
     #[arg(long)]
     no_db: bool,
@@ -470,7 +470,7 @@ impl<'a> Arena<'a> {
             ));
         }
         if let Some(store) = &self.store {
-            table.push_str(&format!("matches recorded in {}\n", store.path().display()));
+            table.push_str(&format!("matches recorded in {}\n", store.url()));
         }
         table
     }

@@ -59,7 +59,7 @@ pub struct Args {
     /// `$XDG_DATA_HOME/ggp/matches.sqlite`, or `~/.local/share/ggp/matches.sqlite`; a
     /// `postgres://` URL for PostgreSQL).
     #[arg(long, value_name = "FILE|URL", conflicts_with = "no_db")]
-    db: Option<PathBuf>,
+    db: Option<ggp_match::DatabaseUrl>,
     /// Record the match in no database.
     #[arg(long)]
     no_db: bool,
@@ -404,7 +404,7 @@ impl Setup {
             let line = format!(
                 "match {} ({status}) is recorded in {}\n",
                 self.match_id,
-                store.path().display()
+                store.url()
             );
             // After its reader went away, standard error says it.
             if self.closed.load(Ordering::SeqCst) || out::print(&line).is_err() {

@@ -15,7 +15,7 @@ pub struct Args {
     /// The match database (default: the one `ggp match` writes to): a SQLite file or a
     /// `postgres://` URL.
     #[arg(long, value_name = "FILE|URL", global = true)]
-    db: Option<PathBuf>,
+    db: Option<ggp_match::DatabaseUrl>,
 }
 
 #[derive(clap::Subcommand)]
@@ -36,7 +36,7 @@ enum Command {
 
 /// Where `ggp match` keeps its records unless told otherwise: `$XDG_DATA_HOME/ggp`, or
 /// `~/.local/share/ggp` (on Windows `%APPDATA%\ggp`, on macOS `~/Library/Application Support/ggp`).
-pub fn default_db_path() -> Result<PathBuf, String> {
+pub fn default_db_path() -> Result<ggp_match::DatabaseUrl, String> {
     let env = |name: &str| {
         std::env::var_os(name)
             .map(PathBuf::from)
@@ -49,7 +49,7 @@ pub fn default_db_path() -> Result<PathBuf, String> {
     } else {
         env("XDG_DATA_HOME").or_else(|| env("HOME").map(|h| h.join(".local/share")))
     };
-    data.map(|d| d.join("ggp").join("matches.sqlite"))
+    data.map(|d| ggp_match::DatabaseUrl::sqlite(d.join("ggp").join("matches.sqlite")))
         .ok_or_else(|| {
             "no data directory for the match database (HOME is not set): use --db FILE".to_string()
         })
@@ -57,15 +57,18 @@ pub fn default_db_path() -> Result<PathBuf, String> {
 
 /// The match database of `--db` / `--no-db` (`None` with `--no-db`; the default path
 /// otherwise), opened for writing.
-pub fn open_store(db: Option<&PathBuf>, no_db: bool) -> Result<Option<ggp_match::Store>, String> {
+pub fn open_store(
+    db: Option<&ggp_match::DatabaseUrl>,
+    no_db: bool,
+) -> Result<Option<ggp_match::Store>, String> {
     if no_db {
         return Ok(None);
     }
-    let path = match db {
-        Some(path) => path.clone(),
+    let url = match db {
+        Some(url) => url.clone(),
         None => default_db_path()?,
     };
-    ggp_match::Store::open(&path)
+    ggp_match::Store::open(&url)
         .map(Some)
         .map_err(|e| e.to_string())
 }
@@ -81,11 +84,11 @@ pub fn run(args: Args) -> u8 {
         Err(e) if out::is_closed(&e) => SUCCESS,
         Err(e) => fail(format!("cannot write standard output: {e}")),
     };
-    let path = match args.db.map_or_else(default_db_path, Ok) {
-        Ok(path) => path,
+    let url = match args.db.map_or_else(default_db_path, Ok) {
+        Ok(url) => url,
         Err(e) => return fail(e),
     };
-    let db = match Database::open_existing(&path) {
+    let db = match Database::open_existing(&url) {
         Ok(db) => db,
         Err(e) => return fail(e.to_string()),
     };

@@ -23,7 +23,7 @@ pub struct Args {
     /// `postgres://user:password@host/db` URL for a PostgreSQL database that servers on
     /// several machines share (docs/deploy.md).
     #[arg(long, value_name = "FILE|URL")]
-    db: Option<PathBuf>,
+    db: Option<ggp_match::DatabaseUrl>,
     /// Import every `.kif` file under this directory at start (its key is the file's name); may
     /// be given several times. Rules already kept add nothing; changed rules add a version.
     #[arg(long = "games", value_name = "DIR")]
@@ -184,10 +184,7 @@ async fn serve_until_stopped(args: &Args, admin: &AdminToken, config: Config) ->
         .as_ref()
         .and_then(|l| l.local_addr().ok())
         .map_or(args.addr.clone(), |a| a.to_string());
-    errln!(
-        "ggp serve: the match database is {}",
-        ggp_match::sql::redact(&config.db.display().to_string())
-    );
+    errln!("ggp serve: the match database is {}", config.db);
     let (state, startup) = match Gamemaster::start(config).await {
         Ok(started) => started,
         Err(e) => return fail(e),

@@ -56,7 +56,7 @@ pub struct Args {
     name: Option<String>,
     /// The match database (default: as `ggp match`): a SQLite file or a `postgres://` URL.
     #[arg(long, value_name = "FILE|URL")]
-    db: Option<PathBuf>,
+    db: Option<ggp_match::DatabaseUrl>,
     /// Write `{"matches": N, "standings": [{"player", "played", "mean", "rating"}, …]}` (best
     /// first) to this file.
     #[arg(long, value_name = "FILE")]

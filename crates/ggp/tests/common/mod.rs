@@ -443,7 +443,7 @@ pub fn wait_for<T>(seconds: u64, mut what: impl FnMut() -> Option<T>) -> T {
 /// stderr) without `GGP_TEST_POSTGRES` (see [`ggp_testdata::fresh_postgres`]).
 #[allow(dead_code)]
 pub fn temp_postgres(name: &str) -> Option<String> {
-    ggp_testdata::fresh_postgres(name).map(|p| p.display().to_string())
+    ggp_testdata::fresh_postgres(name)
 }
 
 /// Appends what a child process still writes to `log`, on a thread of its own (so that the
