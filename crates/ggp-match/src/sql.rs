@@ -1,20 +1,20 @@
 //! One SQL interface over the two databases the match store runs on: SQLite (`rusqlite`, the
 //! default, a file) and PostgreSQL (the `postgres` crate, for several machines sharing one
-//! database). Every statement of the project is written once, in the SQL both understand:
-//! `?1`-style parameters (turned into `$1` for PostgreSQL), `RETURNING id` rather than the
-//! last row id, `lower(x) = lower(?1)` rather than SQLite's `COLLATE NOCASE`, no `json_each`.
-//! The few statements that cannot be written once ask [`Conn::dialect`].
+//! database). Every statement of the project is written once, in the SQL both understand, and
+//! sent to either as written: `$1`-style parameters (PostgreSQL's own; SQLite reads `$1` as a
+//! parameter named `$1`, and each is bound by its name, never by its position: SQLite numbers
+//! named parameters in the order they first appear), `RETURNING id` rather than the last row
+//! id, `lower(x) = lower($1)` rather than SQLite's `COLLATE NOCASE`, no `json_each`. The few
+//! statements that cannot be written once are chosen by [`Conn::pick`], both texts in the code.
 //!
 //! Parameters carry their type ([`Value`]; a NULL knows what it is a NULL of), so PostgreSQL
-//! never has to guess one (`?1 IS NULL` works on both) and every statement is sent with
+//! never has to guess one (`$1 IS NULL` works on both) and every statement is sent with
 //! `query_typed`, without a prepare round trip. The schema is [`crate::store::MIGRATIONS`],
 //! written for SQLite and turned into PostgreSQL's by [`postgres_ddl`]: integers are `BIGINT`,
 //! an `INTEGER PRIMARY KEY` an identity column.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 
 /// Which database a connection talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,8 +389,6 @@ enum Backend {
 /// A connection to either database.
 pub struct Conn {
     backend: Backend,
-    /// PostgreSQL's text of each statement, by SQLite's.
-    translated: RefCell<HashMap<String, Arc<str>>>,
 }
 
 /// A statement to run (rusqlite's shape, so that code reads the same on both databases).
@@ -428,14 +426,12 @@ impl Conn {
         conn.set_prepared_statement_cache_capacity(256);
         Conn {
             backend: Backend::Sqlite(conn),
-            translated: RefCell::default(),
         }
     }
 
     pub fn postgres(client: postgres::Client) -> Conn {
         Conn {
             backend: Backend::Postgres(RefCell::new(Some(client))),
-            translated: RefCell::default(),
         }
     }
 
@@ -462,17 +458,6 @@ impl Conn {
         }
     }
 
-    fn pg_text(&self, sql: &str) -> Arc<str> {
-        if let Some(t) = self.translated.borrow().get(sql) {
-            return t.clone();
-        }
-        let t: Arc<str> = Arc::from(postgres_params(sql));
-        self.translated
-            .borrow_mut()
-            .insert(sql.to_string(), t.clone());
-        t
-    }
-
     pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
         Ok(Statement {
             conn: self,
@@ -490,14 +475,14 @@ impl Conn {
         match &self.backend {
             Backend::Sqlite(c) => {
                 let mut st = c.prepare_cached(sql)?;
-                Ok(st.execute(rusqlite::params_from_iter(values.iter().map(sqlite_value)))?)
+                bind_by_name(&mut st, &values)?;
+                Ok(st.raw_execute()?)
             }
             Backend::Postgres(c) => {
-                let text = self.pg_text(sql);
                 let owned: Vec<PgParam> = values.iter().map(PgParam::from).collect();
                 let params: Vec<(&(dyn postgres::types::ToSql + Sync), postgres::types::Type)> =
                     owned.iter().map(PgParam::as_param).collect();
-                let n = with_client(c, |c| c.execute_typed(&text, &params))?;
+                let n = with_client(c, |c| c.execute_typed(sql, &params))?;
                 Ok(n as usize)
             }
         }
@@ -510,8 +495,8 @@ impl Conn {
             Backend::Sqlite(c) => {
                 let mut st = c.prepare_cached(sql)?;
                 let n = st.column_count();
-                let mut rows =
-                    st.query(rusqlite::params_from_iter(values.iter().map(sqlite_value)))?;
+                bind_by_name(&mut st, &values)?;
+                let mut rows = st.raw_query();
                 let mut out = Vec::new();
                 while let Some(r) = rows.next()? {
                     let mut values = Vec::with_capacity(n);
@@ -533,11 +518,10 @@ impl Conn {
                 Ok(out)
             }
             Backend::Postgres(c) => {
-                let text = self.pg_text(sql);
                 let owned: Vec<PgParam> = values.iter().map(PgParam::from).collect();
                 let params: Vec<(&(dyn postgres::types::ToSql + Sync), postgres::types::Type)> =
                     owned.iter().map(PgParam::as_param).collect();
-                let rows = with_client(c, |c| c.query_typed(&text, &params))?;
+                let rows = with_client(c, |c| c.query_typed(sql, &params))?;
                 rows.iter().map(pg_row).collect()
             }
         }
@@ -657,6 +641,30 @@ fn with_client<T: Send>(
     Ok(outside_runtime(move || f(client))?)
 }
 
+/// Binds each of a SQLite statement's parameters by its name: `$k` is the `k`-th value. A
+/// parameter of another form (`?`, `?1`, `:name`) or beyond the values given is an error.
+fn bind_by_name(st: &mut rusqlite::Statement<'_>, values: &[Value]) -> Result<()> {
+    for index in 1..=st.parameter_count() {
+        let name = st.parameter_name(index).unwrap_or("?");
+        let value = name
+            .strip_prefix('$')
+            .and_then(|k| k.parse::<usize>().ok())
+            .and_then(|k| k.checked_sub(1))
+            .and_then(|k| values.get(k))
+            .ok_or_else(|| {
+                error(
+                    ErrorKind::Other,
+                    format!(
+                        "the parameter `{name}` is not one of $1 to ${} (statements name their parameters $1, $2, …)",
+                        values.len()
+                    ),
+                )
+            })?;
+        st.raw_bind_parameter(index, sqlite_value(value))?;
+    }
+    Ok(())
+}
+
 fn sqlite_value(v: &Value) -> rusqlite::types::Value {
     use rusqlite::types::Value as V;
     match v {
@@ -746,31 +754,6 @@ fn pg_row(r: &postgres::Row) -> Result<Row> {
     Ok(Row { values })
 }
 
-/// SQLite's `?1` parameters as PostgreSQL's `$1` (outside quotes).
-pub fn postgres_params(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut quote: Option<char> = None;
-    for c in sql.chars() {
-        match quote {
-            Some(q) => {
-                if c == q {
-                    quote = None;
-                }
-                out.push(c);
-            }
-            None => match c {
-                '\'' | '"' => {
-                    quote = Some(c);
-                    out.push(c);
-                }
-                '?' => out.push('$'),
-                _ => out.push(c),
-            },
-        }
-    }
-    out
-}
-
 /// A migration written for SQLite as PostgreSQL's: `INTEGER PRIMARY KEY` an identity column,
 /// every other `INTEGER` a `BIGINT`, no `WITHOUT ROWID`, a case-blind index on `lower(…)`.
 pub fn postgres_ddl(sql: &str) -> String {
@@ -786,14 +769,6 @@ pub fn postgres_ddl(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parameters_are_numbered_as_postgresql_wants_outside_quotes() {
-        assert_eq!(
-            postgres_params("SELECT a FROM t WHERE b = ?1 AND c = '?2' AND (?3 IS NULL)"),
-            "SELECT a FROM t WHERE b = $1 AND c = '?2' AND ($3 IS NULL)"
-        );
-    }
 
     #[test]
     fn the_schema_is_turned_into_postgresql_s() {
@@ -818,29 +793,52 @@ mod tests {
             .unwrap();
         let id: i64 = c
             .query_row(
-                "INSERT INTO t (n, s, b) VALUES (?1, ?2, ?3) RETURNING id",
+                "INSERT INTO t (n, s, b) VALUES ($1, $2, $3) RETURNING id",
                 params![7i64, None::<String>, true],
                 |r| r.get(0),
             )
             .unwrap();
         let (n, s, b): (i64, Option<String>, bool) = c
             .query_row(
-                "SELECT n, s, b FROM t WHERE id = ?1 AND (?2 IS NULL OR s = ?2)",
+                "SELECT n, s, b FROM t WHERE id = $1 AND ($2 IS NULL OR s = $2)",
                 params![id, None::<String>],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .unwrap();
         assert_eq!((n, s, b), (7, None, true));
         let none = c
-            .query_row("SELECT n FROM t WHERE id = ?1", [id + 1], |r| {
+            .query_row("SELECT n FROM t WHERE id = $1", [id + 1], |r| {
                 r.get::<_, i64>(0)
             })
             .optional()
             .unwrap();
         assert_eq!(none, None);
         let err = c
-            .execute("INSERT INTO t (id) VALUES (?1)", [id])
+            .execute("INSERT INTO t (id) VALUES ($1)", [id])
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::Constraint);
+    }
+
+    #[test]
+    fn sqlite_binds_parameters_by_name_whatever_order_they_first_appear_in() {
+        let c = Conn::sqlite(rusqlite::Connection::open_in_memory().unwrap());
+        // SQLite numbers `$2` as its first parameter here: bound by position, `$2` would be 1.
+        let (a, b, again): (i64, String, i64) = c
+            .query_row("SELECT $2, $1, $2 + 0", params!["one", 2i64], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        assert_eq!((a, b.as_str(), again), (2, "one", 2));
+        // Only `$k` parameters, each one of those given.
+        for sql in [
+            "SELECT ?1",
+            "SELECT ?",
+            "SELECT :a",
+            "SELECT $2",
+            "SELECT $0",
+        ] {
+            let e = c.query(sql, [1i64]).unwrap_err();
+            assert!(e.message.contains("is not one of $1 to $1"), "{sql}: {e}");
+        }
     }
 }

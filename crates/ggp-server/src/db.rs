@@ -340,7 +340,7 @@ impl Db {
                     &format!(
                         "SELECT {VERSION_COLUMNS}, v.rules, v.fluents
                          FROM games g JOIN game_versions v ON v.game_ref = g.id
-                         WHERE g.key = ?1 AND v.version = coalesce(?2,
+                         WHERE g.key = $1 AND v.version = coalesce($2,
                             (SELECT max(version) FROM game_versions w WHERE w.game_ref = g.id))"
                     ),
                     params![key, version],
@@ -371,7 +371,7 @@ impl Db {
                 .connection()
                 .prepare(&format!(
                     "SELECT {VERSION_COLUMNS} FROM games g JOIN game_versions v ON v.game_ref = g.id
-                     WHERE g.key = ?1 ORDER BY v.version DESC"
+                     WHERE g.key = $1 ORDER BY v.version DESC"
                 ))
                 .map_err(sql)?;
             let rows = st.query_map([&key], version_row).map_err(sql)?;
@@ -412,22 +412,22 @@ impl Db {
         self.write(move |conn| {
             let now = now_ms();
             conn.execute(
-                "INSERT INTO games (key, created) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+                "INSERT INTO games (key, created) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                 params![key, now],
             )?;
             // PostgreSQL: the game's row locked, so that two front ends adding a version of it
             // at once number them one after the other (SQLite's writes take turns anyway).
             let game: i64 = conn.query_row(
                 conn.pick(
-                    "SELECT id FROM games WHERE key = ?1",
-                    "SELECT id FROM games WHERE key = ?1 FOR UPDATE",
+                    "SELECT id FROM games WHERE key = $1",
+                    "SELECT id FROM games WHERE key = $1 FOR UPDATE",
                 ),
                 [&key],
                 |r| r.get(0),
             )?;
             let latest: Option<(i64, i64, String)> = conn
                 .query_row(
-                    "SELECT id, version, hash FROM game_versions WHERE game_ref = ?1
+                    "SELECT id, version, hash FROM game_versions WHERE game_ref = $1
                      ORDER BY version DESC LIMIT 1",
                     [game],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
@@ -445,7 +445,7 @@ impl Db {
             let version = latest.map_or(1, |l| l.1 + 1);
             let id: i64 = conn.query_row(
                 "INSERT INTO game_versions (game_ref, version, rules, hash, roles, warnings,
-                    source, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                    source, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
                 params![
                     game,
                     version,
@@ -476,7 +476,7 @@ impl Db {
         let memory = i64::try_from(memory).unwrap_or(i64::MAX);
         self.write(move |conn| {
             conn.execute(
-                "UPDATE game_versions SET engine = ?1, fluents = ?2, memory = ?3 WHERE id = ?4",
+                "UPDATE game_versions SET engine = $1, fluents = $2, memory = $3 WHERE id = $4",
                 params![engine.to_string(), json(&fluents), memory, id],
             )
             .map(drop)
@@ -509,7 +509,7 @@ impl Db {
             db.connection()
                 .query_row(
                     &format!(
-                        "SELECT {PLAYER_COLUMNS} FROM players WHERE lower(name) = lower(?1)
+                        "SELECT {PLAYER_COLUMNS} FROM players WHERE lower(name) = lower($1)
                          ORDER BY removed IS NOT NULL, removed DESC LIMIT 1"
                     ),
                     [&name],
@@ -528,7 +528,7 @@ impl Db {
         self.read(move |db| {
             db.connection()
                 .query_row(
-                    "SELECT id, token_hash FROM players WHERE lower(name) = lower(?1)
+                    "SELECT id, token_hash FROM players WHERE lower(name) = lower($1)
                      AND removed IS NULL",
                     [&name],
                     |r| Ok((r.get(0)?, r.get(1)?)),
@@ -545,7 +545,7 @@ impl Db {
         self.read(move |db| {
             db.connection()
                 .query_row(
-                    "SELECT id, name FROM players WHERE token_hash = ?1 AND removed IS NULL",
+                    "SELECT id, name FROM players WHERE token_hash = $1 AND removed IS NULL",
                     [&hash],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
@@ -566,7 +566,7 @@ impl Db {
         let added = self
             .write(move |conn| {
                 let exists: bool = conn.query_row(
-                    "SELECT count(*) > 0 FROM players WHERE lower(name) = lower(?1)
+                    "SELECT count(*) > 0 FROM players WHERE lower(name) = lower($1)
                      AND removed IS NULL",
                     [&name],
                     |r| r.get(0),
@@ -575,7 +575,7 @@ impl Db {
                     return Ok(false);
                 }
                 conn.execute(
-                    "INSERT INTO players (name, url, token_hash, created) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO players (name, url, token_hash, created) VALUES ($1, $2, $3, $4)",
                     params![name, url, token_hash, now_ms()],
                 )?;
                 Ok(true)
@@ -598,7 +598,7 @@ impl Db {
     pub async fn set_player_url(&self, id: i64, url: String) -> Result<(), Error> {
         self.write(move |conn| {
             conn.execute(
-                "UPDATE players SET url = ?1, status = 'unknown', detail = NULL WHERE id = ?2",
+                "UPDATE players SET url = $1, status = 'unknown', detail = NULL WHERE id = $2",
                 params![url, id],
             )
             .map(drop)
@@ -609,7 +609,7 @@ impl Db {
     pub async fn remove_player(&self, id: i64) -> Result<(), Error> {
         self.write(move |conn| {
             conn.execute(
-                "UPDATE players SET removed = ?1 WHERE id = ?2 AND removed IS NULL",
+                "UPDATE players SET removed = $1 WHERE id = $2 AND removed IS NULL",
                 params![now_ms(), id],
             )
             .map(drop)
@@ -629,10 +629,10 @@ impl Db {
         self.write(move |conn| {
             let now = now_ms();
             conn.execute(
-                "UPDATE players SET status = ?1, info_name = coalesce(?2, info_name),
-                    detail = ?3, last_checked = ?4,
-                    last_seen = CASE WHEN ?5 THEN ?4 ELSE last_seen END
-                 WHERE id = ?6",
+                "UPDATE players SET status = $1, info_name = coalesce($2, info_name),
+                    detail = $3, last_checked = $4,
+                    last_seen = CASE WHEN $5 THEN $4 ELSE last_seen END
+                 WHERE id = $6",
                 params![status, info_name, detail, now, seen, id],
             )
             .map(drop)
@@ -652,8 +652,8 @@ impl Db {
             // seen by the check (committed) or by the insert (being committed, waited for).
             loop {
                 let taken = conn.query_row(
-                    "SELECT (SELECT count(*) FROM matches WHERE match_id = ?1)
-                          + (SELECT count(*) FROM served_matches WHERE match_id = ?1)",
+                    "SELECT (SELECT count(*) FROM matches WHERE match_id = $1)
+                          + (SELECT count(*) FROM served_matches WHERE match_id = $1)",
                     [&m.match_id],
                     |r| r.get::<_, i64>(0),
                 )? > 0;
@@ -661,7 +661,7 @@ impl Db {
                     && conn.execute(
                         "INSERT INTO served_matches
                             (match_id, game_version_ref, created, server_ref, scheduled_ref)
-                         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (match_id) DO NOTHING",
+                         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (match_id) DO NOTHING",
                         params![m.match_id, m.version_id, now_ms(), m.server, m.scheduled],
                     )? == 1
                 {
@@ -672,14 +672,14 @@ impl Db {
             }
             if let Some(row) = m.scheduled {
                 conn.execute(
-                    "UPDATE scheduled SET match_id = ?1 WHERE id = ?2",
+                    "UPDATE scheduled SET match_id = $1 WHERE id = $2",
                     params![m.match_id, row],
                 )?;
             }
             for seat in &m.seats {
                 conn.execute(
                     "INSERT INTO seats (match_id, seat, kind, player_ref, name, token_hash)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     VALUES ($1, $2, $3, $4, $5, $6)",
                     params![
                         m.match_id,
                         seat.seat as i64,
@@ -698,7 +698,7 @@ impl Db {
     pub async fn set_failure(&self, match_id: String, failure: String) -> Result<(), Error> {
         self.write(move |conn| {
             conn.execute(
-                "UPDATE served_matches SET failure = ?1 WHERE match_id = ?2",
+                "UPDATE served_matches SET failure = $1 WHERE match_id = $2",
                 params![failure, match_id],
             )
             .map(drop)
@@ -712,8 +712,8 @@ impl Db {
         self.read(move |db| {
             db.connection()
                 .query_row(
-                    "SELECT (SELECT count(*) FROM matches WHERE match_id = ?1)
-                          + (SELECT count(*) FROM served_matches WHERE match_id = ?1)",
+                    "SELECT (SELECT count(*) FROM matches WHERE match_id = $1)
+                          + (SELECT count(*) FROM served_matches WHERE match_id = $1)",
                     [&id],
                     |r| r.get::<_, i64>(0),
                 )
@@ -735,7 +735,7 @@ impl Db {
         self.read(move |db| {
             db.connection()
                 .query_row(
-                    "SELECT seat FROM seats WHERE match_id = ?1 AND token_hash = ?2",
+                    "SELECT seat FROM seats WHERE match_id = $1 AND token_hash = $2",
                     params![id, hash],
                     |r| r.get::<_, i64>(0),
                 )
@@ -778,7 +778,7 @@ fn served(conn: &Conn, id: &str) -> Result<Option<Served>, Error> {
         .query_row(
             "SELECT g.key, v.version, s.failure, v.roles FROM served_matches s
              JOIN game_versions v ON s.game_version_ref = v.id
-             JOIN games g ON v.game_ref = g.id WHERE s.match_id = ?1",
+             JOIN games g ON v.game_ref = g.id WHERE s.match_id = $1",
             [id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
@@ -789,7 +789,7 @@ fn served(conn: &Conn, id: &str) -> Result<Option<Served>, Error> {
     };
     let roles: Vec<String> = from_json(&roles);
     let mut st = conn
-        .prepare("SELECT seat, kind, name FROM seats WHERE match_id = ?1 ORDER BY seat")
+        .prepare("SELECT seat, kind, name FROM seats WHERE match_id = $1 ORDER BY seat")
         .map_err(sql)?;
     let rows = st
         .query_map([id], |r| {
@@ -842,8 +842,8 @@ fn matches(conn: &Conn, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {
     // A player is one of the JSON array `players`: `json_each` in SQLite, its PostgreSQL
     // twin there.
     let players = conn.pick(
-        "SELECT 1 FROM json_each(m.players) p WHERE lower(p.value) = lower(?3)",
-        "SELECT 1 FROM json_array_elements_text(m.players::json) p WHERE lower(p) = lower(?3)",
+        "SELECT 1 FROM json_each(m.players) p WHERE lower(p.value) = lower($3)",
+        "SELECT 1 FROM json_array_elements_text(m.players::json) p WHERE lower(p) = lower($3)",
     );
     let text = format!(
         "SELECT m.match_id, coalesce(g.key, m.game_name), v.version, m.start_time, m.status,
@@ -853,13 +853,13 @@ fn matches(conn: &Conn, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {
          LEFT JOIN served_matches s ON s.match_id = m.match_id
          LEFT JOIN game_versions v ON s.game_version_ref = v.id
          LEFT JOIN games g ON v.game_ref = g.id
-         WHERE (?1 IS NULL OR CASE WHEN ?1 = 'live'
+         WHERE ($1 IS NULL OR CASE WHEN $1 = 'live'
                     THEN m.status = 'unfinished' AND s.match_id IS NOT NULL
-                    ELSE m.status = ?1 END)
-           AND (?2 IS NULL OR coalesce(g.key, m.game_name) = ?2)
-           AND (?3 IS NULL OR EXISTS ({players}))
+                    ELSE m.status = $1 END)
+           AND ($2 IS NULL OR coalesce(g.key, m.game_name) = $2)
+           AND ($3 IS NULL OR EXISTS ({players}))
          ORDER BY m.start_time DESC, m.id DESC
-         LIMIT ?4 OFFSET ?5"
+         LIMIT $4 OFFSET $5"
     );
     let mut st = conn.prepare_cached(&text).map_err(sql)?;
     let rows = st

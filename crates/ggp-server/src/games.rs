@@ -440,7 +440,7 @@ pub fn start_analysis(
                     d.connection()
                         .query_row(
                             "SELECT rules FROM game_versions
-                             WHERE id = ?1 AND (engine IS NULL OR memory IS NULL)",
+                             WHERE id = $1 AND (engine IS NULL OR memory IS NULL)",
                             [id],
                             |r| r.get::<_, String>(0),
                         )

@@ -1554,7 +1554,7 @@ async fn finished_before_gone(backend: Backend) {
     assert_eq!(rows[0].server, Some(worker));
 
     // Its heart stops.
-    db.write(move |conn| conn.execute("UPDATE servers SET heartbeat = 0 WHERE id = ?1", [worker]))
+    db.write(move |conn| conn.execute("UPDATE servers SET heartbeat = 0 WHERE id = $1", [worker]))
         .await
         .unwrap();
     let reaped = tournament::reap(

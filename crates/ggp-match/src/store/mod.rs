@@ -693,7 +693,7 @@ impl Database {
                 "SELECT id, game_name, rules, random_token, start_time, start_clock, play_clock,
                         roles, players, initial_state, initial_time, status, goal_values,
                         start_errors, abort_reason
-                 FROM matches WHERE match_id = ?1",
+                 FROM matches WHERE match_id = $1",
                 [match_id],
                 |row| {
                     Ok((
@@ -768,7 +768,7 @@ impl Database {
         let mut statement = tx
             .prepare(
                 "SELECT step, moves, errors, state, state_time, percepts FROM steps
-                 WHERE match_ref = ?1 ORDER BY step",
+                 WHERE match_ref = $1 ORDER BY step",
             )
             .map_err(|e| self.error(e))?;
         let rows = statement
@@ -819,7 +819,7 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
                 "INSERT INTO matches (match_id, game_name, rules, random_token, start_time,
                     start_clock, play_clock, roles, players, initial_state, initial_time,
                     status, goal_values)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'unfinished', '[]')",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'unfinished', '[]')",
             )
             .map_err(fail)?
             .execute(params![
@@ -849,7 +849,7 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
         }
     }
     let id: i64 = conn
-        .prepare_cached("SELECT id FROM matches WHERE match_id = ?1")
+        .prepare_cached("SELECT id FROM matches WHERE match_id = $1")
         .map_err(fail)?
         .query_row([&u.match_id], |row| row.get(0))
         .optional()
@@ -863,7 +863,7 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
     let mut insert = conn
         .prepare_cached(
             "INSERT INTO steps (match_ref, step, moves, errors, state, state_time, percepts)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .map_err(fail)?;
     for (k, step) in u.steps.iter().enumerate() {
@@ -884,9 +884,9 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
     // aborted) is not brought back: the write fails, and the match stops.
     let changed = conn
         .prepare_cached(
-            "UPDATE matches SET status = ?1, goal_values = ?2,
-                end_time = coalesce(end_time, ?3), start_errors = ?4, abort_reason = ?5
-             WHERE id = ?6 AND (status = 'unfinished' OR status = ?1)",
+            "UPDATE matches SET status = $1, goal_values = $2,
+                end_time = coalesce(end_time, $3), start_errors = $4, abort_reason = $5
+             WHERE id = $6 AND (status = 'unfinished' OR status = $1)",
         )
         .map_err(fail)?
         .execute(params![
@@ -901,7 +901,7 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
     if changed == 0 {
         let (status, reason): (String, Option<String>) = conn
             .query_row(
-                "SELECT status, abort_reason FROM matches WHERE id = ?1",
+                "SELECT status, abort_reason FROM matches WHERE id = $1",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -924,8 +924,8 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
 pub fn abort(conn: &Conn, match_id: &str, reason: &str) -> sql::Result<bool> {
     let changed = conn
         .prepare_cached(
-            "UPDATE matches SET status = 'aborted', end_time = ?1, abort_reason = ?2
-             WHERE match_id = ?3 AND status = 'unfinished'",
+            "UPDATE matches SET status = 'aborted', end_time = $1, abort_reason = $2
+             WHERE match_id = $3 AND status = 'unfinished'",
         )?
         .execute(params![now_ms() as i64, reason, match_id])?;
     Ok(changed > 0)

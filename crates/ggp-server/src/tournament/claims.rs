@@ -45,9 +45,9 @@ pub async fn claim(db: &Db, me: i64, only: Option<i64>) -> Result<Option<Claim>,
             return Ok(None);
         };
         conn.execute(
-            "UPDATE scheduled SET status = 'claimed', server_ref = ?1, claimed = ?2,
+            "UPDATE scheduled SET status = 'claimed', server_ref = $1, claimed = $2,
                     attempts = attempts + 1
-             WHERE id = ?3",
+             WHERE id = $3",
             params![me, now, row],
         )?;
         conn.query_row(
@@ -55,7 +55,7 @@ pub async fn claim(db: &Db, me: i64, only: Option<i64>) -> Result<Option<Claim>,
                     t.start_clock, t.play_clock
              FROM scheduled s JOIN tournaments t ON t.id = s.tournament_ref
              JOIN game_versions v ON v.id = s.game_version_ref
-             JOIN games g ON g.id = v.game_ref WHERE s.id = ?1",
+             JOIN games g ON g.id = v.game_ref WHERE s.id = $1",
             [row],
             |r| {
                 Ok(Claim {
@@ -75,12 +75,12 @@ pub async fn claim(db: &Db, me: i64, only: Option<i64>) -> Result<Option<Claim>,
     .await
 }
 
-/// The queued rows of running tournaments (`?1`: of this one only, if not NULL) none of whose
+/// The queued rows of running tournaments (`$1`: of this one only, if not NULL) none of whose
 /// registered players is in a claimed row.
 pub(super) const CLAIMABLE: &str =
     "SELECT s.id FROM scheduled s JOIN tournaments t ON t.id = s.tournament_ref
      WHERE s.status = 'queued' AND t.status = 'running'
-       AND (?1 IS NULL OR t.id = ?1)
+       AND ($1 IS NULL OR t.id = $1)
        AND NOT EXISTS (
            SELECT 1 FROM scheduled_seats q
            JOIN scheduled_seats c ON c.player = q.player AND c.exclusive = 1
@@ -107,14 +107,14 @@ pub(super) fn claim_postgres(conn: &Conn, only: Option<i64>) -> sql::Result<Opti
     'candidates: for row in candidates {
         let players: Vec<String> = conn
             .prepare_cached(
-                "SELECT player FROM scheduled_seats WHERE scheduled_ref = ?1 AND exclusive = 1
+                "SELECT player FROM scheduled_seats WHERE scheduled_ref = $1 AND exclusive = 1
                  ORDER BY player",
             )?
             .query_map([row], |r| r.get::<_, String>(0))?
             .collect::<sql::Result<_>>()?;
         for p in &players {
             let locked: bool = conn.query_row(
-                "SELECT pg_try_advisory_xact_lock(CAST(?1 AS integer), hashtext(?2))",
+                "SELECT pg_try_advisory_xact_lock(CAST($1 AS integer), hashtext($2))",
                 params![PG_PLAYER_LOCKS, p],
                 |r| r.get(0),
             )?;
@@ -124,7 +124,7 @@ pub(super) fn claim_postgres(conn: &Conn, only: Option<i64>) -> sql::Result<Opti
         }
         let still: Option<i64> = conn
             .query_row(
-                &format!("{CLAIMABLE} AND s.id = ?2"),
+                &format!("{CLAIMABLE} AND s.id = $2"),
                 params![only, row],
                 |r| r.get(0),
             )
@@ -181,7 +181,7 @@ pub(super) fn refill(conn: &Conn, refilling: bool) -> sql::Result<()> {
         // Servers refill one at a time (then look again: another may have just refilled); one
         // that finds another refilling leaves it to that one, rather than wait holding locks.
         let mine: bool = conn.query_row(
-            "SELECT pg_try_advisory_xact_lock(?1)",
+            "SELECT pg_try_advisory_xact_lock($1)",
             [PG_REFILL_LOCK],
             |r| r.get(0),
         )?;
@@ -194,7 +194,7 @@ pub(super) fn refill(conn: &Conn, refilling: bool) -> sql::Result<()> {
         let mut busy: HashSet<String> = HashSet::new();
         let mut st = conn.prepare_cached(
             "SELECT c.player FROM scheduled_seats c JOIN scheduled b ON b.id = c.scheduled_ref
-             WHERE b.status = 'claimed' AND (b.tournament_ref = ?1 OR c.exclusive = 1)",
+             WHERE b.status = 'claimed' AND (b.tournament_ref = $1 OR c.exclusive = 1)",
         )?;
         for p in st.query_map([id], |r| r.get::<_, String>(0))? {
             busy.insert(p?);
@@ -203,7 +203,7 @@ pub(super) fn refill(conn: &Conn, refilling: bool) -> sql::Result<()> {
         let mut draw = rng(seed, made + 1);
         let version = versions[draw.random_range(0..versions.len())];
         let roles: String = conn.query_row(
-            "SELECT roles FROM game_versions WHERE id = ?1",
+            "SELECT roles FROM game_versions WHERE id = $1",
             [version],
             |r| r.get(0),
         )?;
@@ -251,8 +251,8 @@ pub async fn ended(db: &Db, me: Option<i64>, row: i64, how: Ended) -> Result<(),
             // Servers ending a tournament's last matches at the same moment take turns, so
             // that the last one sees every other's end (SQLite's writes take turns anyway).
             conn.execute(
-                "SELECT pg_advisory_xact_lock(?1 + (SELECT tournament_ref FROM scheduled
-                                                    WHERE id = ?2))",
+                "SELECT pg_advisory_xact_lock($1 + (SELECT tournament_ref FROM scheduled
+                                                    WHERE id = $2))",
                 params![PG_TOURNAMENT_LOCKS, row],
             )?;
         }
@@ -261,22 +261,22 @@ pub async fn ended(db: &Db, me: Option<i64>, row: i64, how: Ended) -> Result<(),
             // gone may be another's now.
             Ended::Played => conn.execute(
                 "UPDATE scheduled SET status = 'done'
-                 WHERE id = ?1 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM ?2",
+                 WHERE id = $1 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM $2",
                 params![row, me],
             )?,
             Ended::Interrupted => conn.execute(
                 "UPDATE scheduled SET status = 'queued', server_ref = NULL, claimed = NULL
-                 WHERE id = ?1 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM ?2",
+                 WHERE id = $1 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM $2",
                 params![row, me],
             )?,
             Ended::Failed(why) => conn.execute(
-                "UPDATE scheduled SET status = 'failed', failure = ?1
-                 WHERE id = ?2 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM ?3",
+                "UPDATE scheduled SET status = 'failed', failure = $1
+                 WHERE id = $2 AND status = 'claimed' AND server_ref IS NOT DISTINCT FROM $3",
                 params![why, row, me],
             )?,
         };
         let tournament: i64 = conn.query_row(
-            "SELECT tournament_ref FROM scheduled WHERE id = ?1",
+            "SELECT tournament_ref FROM scheduled WHERE id = $1",
             [row],
             |r| r.get(0),
         )?;
@@ -289,8 +289,8 @@ pub async fn ended(db: &Db, me: Option<i64>, row: i64, how: Ended) -> Result<(),
 /// Ends a tournament (not a continuous one) none of whose scheduled matches is left to play.
 pub(super) fn finish_if_played(conn: &Conn, tournament: i64, now: i64) -> sql::Result<()> {
     conn.execute(
-        "UPDATE tournaments SET status = 'finished', finished = ?1
-         WHERE id = ?2 AND format != 'continuous' AND status != 'finished'
+        "UPDATE tournaments SET status = 'finished', finished = $1
+         WHERE id = $2 AND format != 'continuous' AND status != 'finished'
            AND NOT EXISTS (SELECT 1 FROM scheduled s
                            WHERE s.tournament_ref = tournaments.id
                              AND s.status IN ('queued', 'claimed'))",

@@ -156,7 +156,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: TournamentRequest) -> Result<Tour
             let id = conn.query_row(
                 "INSERT INTO tournaments (name, format, versions, players, start_clock, play_clock,
                                           rounds, seed, status, created)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9) RETURNING id",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9) RETURNING id",
                 params![
                     name,
                     format.name(),
@@ -329,7 +329,7 @@ pub(super) fn insert_scheduled(
 ) -> sql::Result<()> {
     let row: i64 = conn.query_row(
         "INSERT INTO scheduled (tournament_ref, round, game_version_ref, players, seed, status)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued') RETURNING id",
+         VALUES ($1, $2, $3, $4, $5, 'queued') RETURNING id",
         params![
             tournament,
             round as i64,
@@ -341,7 +341,7 @@ pub(super) fn insert_scheduled(
     )?;
     for p in players {
         conn.prepare_cached(
-            "INSERT INTO scheduled_seats (scheduled_ref, player, exclusive) VALUES (?1, ?2, ?3)",
+            "INSERT INTO scheduled_seats (scheduled_ref, player, exclusive) VALUES ($1, $2, $3)",
         )?
         .execute(params![row, p, i64::from(exclusive.contains(p))])?;
     }

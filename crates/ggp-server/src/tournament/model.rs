@@ -182,7 +182,7 @@ pub(super) fn complete(conn: &Conn, row: TournamentRow) -> Result<Tournament, Er
         let (key, version, roles): (String, i64, String) = conn
             .query_row(
                 "SELECT g.key, v.version, v.roles FROM game_versions v
-                 JOIN games g ON v.game_ref = g.id WHERE v.id = ?1",
+                 JOIN games g ON v.game_ref = g.id WHERE v.id = $1",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
@@ -199,7 +199,7 @@ pub(super) fn complete(conn: &Conn, row: TournamentRow) -> Result<Tournament, Er
     let mut progress = Progress::default();
     let mut st = conn
         .prepare_cached(
-            "SELECT status, count(*) FROM scheduled WHERE tournament_ref = ?1 GROUP BY status",
+            "SELECT status, count(*) FROM scheduled WHERE tournament_ref = $1 GROUP BY status",
         )
         .map_err(sql)?;
     let counts = st
@@ -240,7 +240,7 @@ pub async fn tournament(db: &Db, id: i64) -> Result<Tournament, Error> {
         let conn = db.connection();
         let row = conn
             .query_row(
-                &format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = ?1"),
+                &format!("SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = $1"),
                 [id],
                 tournament_row,
             )
@@ -283,7 +283,7 @@ pub async fn scheduled_matches(db: &Db, id: i64) -> Result<Vec<ScheduledMatch>, 
                  JOIN game_versions v ON s.game_version_ref = v.id
                  JOIN games g ON v.game_ref = g.id
                  LEFT JOIN matches m ON m.match_id = s.match_id
-                 WHERE s.tournament_ref = ?1 ORDER BY s.id",
+                 WHERE s.tournament_ref = $1 ORDER BY s.id",
             )
             .map_err(sql)?;
         st.query_map([id], |r| {
@@ -340,9 +340,9 @@ pub async fn set_status(gm: &Gamemaster, id: i64, action: &str) -> Result<Tourna
         .write(move |conn| {
             // The status checked again in the write: another server may have just ended it.
             let changed = conn.execute(
-                "UPDATE tournaments SET status = ?1,
-                        finished = CASE WHEN ?1 = 'finished' THEN ?2 ELSE finished END
-                 WHERE id = ?3 AND (status = ?4 OR status = ?5)",
+                "UPDATE tournaments SET status = $1,
+                        finished = CASE WHEN $1 = 'finished' THEN $2 ELSE finished END
+                 WHERE id = $3 AND (status = $4 OR status = $5)",
                 params![
                     to,
                     now_ms(),
@@ -355,7 +355,7 @@ pub async fn set_status(gm: &Gamemaster, id: i64, action: &str) -> Result<Tourna
                 // Whatever is left unplayed will not be.
                 conn.execute(
                     "UPDATE scheduled SET status = 'failed', failure = 'the tournament was ended first'
-                     WHERE tournament_ref = ?1 AND status = 'queued'",
+                     WHERE tournament_ref = $1 AND status = 'queued'",
                     [id],
                 )?;
             }

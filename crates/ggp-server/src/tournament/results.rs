@@ -46,7 +46,7 @@ pub async fn played(db: &Db, tournament: Option<i64>) -> Result<Vec<Played>, Err
                  JOIN game_versions v ON v.id = s.game_version_ref
                  JOIN games g ON g.id = v.game_ref
                  LEFT JOIN scheduled q ON q.id = s.scheduled_ref
-                 WHERE m.status = 'finished' AND (?1 IS NULL OR q.tournament_ref = ?1)
+                 WHERE m.status = 'finished' AND ($1 IS NULL OR q.tournament_ref = $1)
                  ORDER BY m.end_time, m.id",
             )
             .map_err(sql)?;
@@ -69,7 +69,7 @@ pub async fn played(db: &Db, tournament: Option<i64>) -> Result<Vec<Played>, Err
         let filter = "FROM served_matches s
              JOIN matches m USING (match_id)
              LEFT JOIN scheduled q ON q.id = s.scheduled_ref
-             WHERE m.status = 'finished' AND (?1 IS NULL OR q.tournament_ref = ?1)";
+             WHERE m.status = 'finished' AND ($1 IS NULL OR q.tournament_ref = $1)";
         let mut seats: HashMap<String, Vec<(usize, String)>> = HashMap::new();
         for seat in conn
             .prepare(&format!(

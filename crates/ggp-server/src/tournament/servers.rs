@@ -88,7 +88,7 @@ pub async fn register(db: &Db, kind: &'static str, host: &Host) -> Result<i64, E
         let now = db_now(conn)?;
         conn.query_row(
             "INSERT INTO servers (kind, host, boot, pid, started, heartbeat)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
             params![kind, host.host, host.boot, host.pid as i64, now],
             |r| r.get(0),
         )
@@ -116,14 +116,14 @@ pub async fn heartbeat(db: &Db, id: i64) -> Result<bool, Error> {
     db.write(move |conn| {
         let now = db_now(conn)?;
         if conn.execute(
-            "UPDATE servers SET heartbeat = ?1 WHERE id = ?2 AND stopped IS NULL",
+            "UPDATE servers SET heartbeat = $1 WHERE id = $2 AND stopped IS NULL",
             params![now, id],
         )? == 1
         {
             return Ok(false);
         }
         conn.execute(
-            "UPDATE servers SET heartbeat = ?1, stopped = NULL WHERE id = ?2",
+            "UPDATE servers SET heartbeat = $1, stopped = NULL WHERE id = $2",
             params![now, id],
         )?;
         Ok(true)
@@ -136,12 +136,12 @@ pub async fn heartbeat(db: &Db, id: i64) -> Result<bool, Error> {
 pub async fn unregister(db: &Db, id: i64) -> Result<(), Error> {
     db.write(move |conn| {
         conn.execute(
-            "UPDATE servers SET stopped = ?1 WHERE id = ?2",
+            "UPDATE servers SET stopped = $1 WHERE id = $2",
             params![now_ms(), id],
         )?;
         conn.execute(
             "UPDATE scheduled SET status = 'queued', server_ref = NULL, claimed = NULL
-             WHERE server_ref = ?1 AND status = 'claimed'",
+             WHERE server_ref = $1 AND status = 'claimed'",
             [id],
         )?;
         Ok(())
@@ -190,7 +190,7 @@ pub async fn reap(
         let when = ggp_match::utc_date(now as u64);
         for id in &gone {
             conn.execute(
-                "UPDATE servers SET stopped = ?1 WHERE id = ?2 AND stopped IS NULL",
+                "UPDATE servers SET stopped = $1 WHERE id = $2 AND stopped IS NULL",
                 params![now, id],
             )?;
             // A claim whose match finished before the server went (gone between recording
@@ -198,7 +198,7 @@ pub async fn reap(
             let finished: Vec<i64> = conn
                 .prepare(
                     "SELECT DISTINCT q.tournament_ref FROM scheduled q
-                     WHERE q.server_ref = ?1 AND q.status = 'claimed' AND EXISTS (
+                     WHERE q.server_ref = $1 AND q.status = 'claimed' AND EXISTS (
                          SELECT 1 FROM served_matches s JOIN matches m USING (match_id)
                          WHERE s.scheduled_ref = q.id AND m.status = 'finished')",
                 )?
@@ -206,7 +206,7 @@ pub async fn reap(
                 .collect::<sql::Result<_>>()?;
             reaped.done += conn.execute(
                 "UPDATE scheduled SET status = 'done'
-                 WHERE server_ref = ?1 AND status = 'claimed' AND EXISTS (
+                 WHERE server_ref = $1 AND status = 'claimed' AND EXISTS (
                      SELECT 1 FROM served_matches s JOIN matches m USING (match_id)
                      WHERE s.scheduled_ref = scheduled.id AND m.status = 'finished')",
                 [id],
@@ -216,7 +216,7 @@ pub async fn reap(
             }
             reaped.requeued += conn.execute(
                 "UPDATE scheduled SET status = 'queued', server_ref = NULL, claimed = NULL
-                 WHERE server_ref = ?1 AND status = 'claimed'",
+                 WHERE server_ref = $1 AND status = 'claimed'",
                 [id],
             )? as u64;
         }
@@ -257,7 +257,7 @@ pub async fn reap(
                 }
             } else {
                 conn.execute(
-                    "UPDATE served_matches SET failure = ?1 WHERE match_id = ?2",
+                    "UPDATE served_matches SET failure = $1 WHERE match_id = $2",
                     params!["the server stopped before the match started", match_id],
                 )?;
                 reaped.never_started.push(match_id);
