@@ -22,7 +22,7 @@ pub use manager::{
 pub use record::{MatchRecord, StepError, utc_date};
 pub use seat::{SeatChannel, SeatMessage, Turn};
 pub use store::{
-    BadDatabaseUrl, DEFAULT_BUSY_TIMEOUT, Database, DatabaseUrl, MIGRATIONS, MatchSummary,
-    MatchWriter, SCHEMA_VERSION, Store, StoreError, StoreErrorKind, Update,
-    abort as abort_unfinished,
+    BadDatabaseUrl, DEFAULT_BUSY_TIMEOUT, Database, DatabaseUrl, LEGACY_LAST, LEGACY_MOVED,
+    MATCH_SCHEMA, MatchSummary, MatchWriter, SCHEMA_VERSION, Schema, Store, StoreError,
+    StoreErrorKind, Update, abort as abort_unfinished,
 };

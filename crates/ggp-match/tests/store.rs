@@ -437,3 +437,113 @@ async fn spelling(fresh: fn(&str) -> Option<DatabaseUrl>) {
         );
     }
 }
+
+/// A database whose history records a match migration this build does not have was written
+/// by a newer ggp: refused, saying so, on either database.
+#[test]
+fn a_migration_newer_than_this_build_is_refused() {
+    for url in [sqlite("newer-history"), temp_pg("newer_history")]
+        .into_iter()
+        .flatten()
+    {
+        let db = Database::open(&url).unwrap();
+        db.connection()
+            .execute(
+                &format!(
+                    "INSERT INTO {} (version, name, applied_on, checksum)
+                     VALUES ($1, 'future', '2100-01-01T00:00:00Z', '1')",
+                    ggp_match::MATCH_SCHEMA.history
+                ),
+                [SCHEMA_VERSION as i64 + 1],
+            )
+            .unwrap();
+        drop(db);
+        let e = Database::open(&url).err().unwrap();
+        assert_eq!(e.kind, StoreErrorKind::NewerSchema, "{e}");
+        assert!(
+            e.message.contains(&format!(
+                "match tables at version {}, newer than this ggp knows",
+                SCHEMA_VERSION + 1
+            )),
+            "{e}"
+        );
+        let e = Database::open_existing(&url).err().unwrap();
+        assert_eq!(e.kind, StoreErrorKind::NewerSchema, "{e}");
+    }
+}
+
+/// A database the old code made at its last version holds every match table: it is read as it
+/// is, without a write (nothing recorded, the old counter kept), as on a read-only medium.
+#[test]
+fn an_old_database_is_read_without_being_written() {
+    let url = temp_db("old-read.sqlite");
+    ggp_testdata::legacy_schema::sqlite_at(
+        file(&url),
+        ggp_match::LEGACY_LAST,
+        "INSERT INTO matches (match_id, game_name, rules, random_token, start_time, start_clock,
+            play_clock, roles, players, initial_state, initial_time, status, goal_values)
+         VALUES ('old', 'g', '(role r)', 't', 5, 1, 1, '[\"r\"]', '[\"p\"]', '()', 5,
+            'aborted', '[]')",
+    );
+    let db = Database::open_existing(&url).unwrap();
+    assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+    let listed = db.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].match_id.as_str(), listed[0].status.as_str()),
+        ("old", "aborted")
+    );
+    drop(db);
+    let raw = rusqlite::Connection::open(file(&url)).unwrap();
+    let counter: i64 = raw
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(counter, ggp_match::LEGACY_LAST as i64);
+    let histories: i64 = raw
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = ?1",
+            [ggp_match::MATCH_SCHEMA.history],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(histories, 0);
+    drop(raw);
+    // Opened to write, it is carried over: the old counter moved out of an old ggp's reach.
+    drop(Database::open(&url).unwrap());
+    let counter: i64 = rusqlite::Connection::open(file(&url))
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        counter,
+        ggp_match::LEGACY_MOVED + ggp_match::LEGACY_LAST as i64
+    );
+}
+
+/// Processes that open a new database file at the same moment each find it made once.
+#[test]
+fn a_new_file_opened_by_several_at_once_is_made_once() {
+    for round in 0..8 {
+        let url = temp_db(&format!("at-once-{round}.sqlite"));
+        let barrier = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    barrier.wait();
+                    let db = Database::open(&url).unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+                });
+            }
+        });
+        let db = Database::open_existing(&url).unwrap();
+        let recorded: i64 = db
+            .connection()
+            .query_row(
+                &format!("SELECT count(*) FROM {}", ggp_match::MATCH_SCHEMA.history),
+                (),
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(recorded, SCHEMA_VERSION as i64);
+    }
+}

@@ -1,5 +1,5 @@
-//! The Gamemaster's data: its tables in the match database (created by
-//! `ggp_match::MIGRATIONS`), read through a pool of read-only connections on blocking threads,
+//! The Gamemaster's data: its tables in the match database (made by its own migrations,
+//! [`SCHEMA`]: `migrations/sqlite` and `migrations/postgres`), read through a pool of read-only connections on blocking threads,
 //! written through the match store's writer thread ([`Store::execute`]), so that every write
 //! of the process, matches' steps included, goes through one writer.
 
@@ -7,12 +7,43 @@ use std::sync::{Arc, Mutex};
 
 use ggp_match::params;
 use ggp_match::sql::{self, Conn, OptionalExtension, Row};
-use ggp_match::{Database, DatabaseUrl, MatchRecord, Store, StoreError};
+use ggp_match::{Database, DatabaseUrl, MatchRecord, Schema, Store, StoreError};
 use serde::Serialize;
 
 use crate::error::Error;
 use crate::seat::SeatKind;
 use crate::verdict::Verdict;
+
+mod sqlite_files {
+    refinery::embed_migrations!("migrations/sqlite");
+}
+
+mod postgres_files {
+    refinery::embed_migrations!("migrations/postgres");
+}
+
+/// The Gamemaster's tables: games and their versions, players, served matches and their
+/// seats, servers, tournaments and their schedule; recorded in a history of their own, beside
+/// the match store's.
+pub const SCHEMA: Schema = Schema {
+    owner: "Gamemaster",
+    history: "ggp_server_migrations",
+    latest: 3,
+    sqlite: sqlite_files::migrations::runner,
+    postgres: postgres_files::migrations::runner,
+    legacy,
+};
+
+/// What a database of the schema before refinery held of these tables: its migration 3 is
+/// `V1`, 5 is `V2`, 6 is `V3` (1, 2 and 4 were the match store's).
+fn legacy(version: usize) -> i32 {
+    match version {
+        0..=2 => 0,
+        3 | 4 => 1,
+        5 => 2,
+        _ => 3,
+    }
+}
 
 /// Read connections kept for reuse.
 const POOL: usize = 16;
@@ -155,6 +186,17 @@ pub struct Served {
     pub failure: Option<String>,
 }
 
+/// A game version to add: the game's key, the rules and their hash, what the checker found
+/// (roles, warnings), where they came from.
+pub struct NewVersion {
+    pub key: String,
+    pub rules: String,
+    pub hash: String,
+    pub roles: Vec<String>,
+    pub warnings: Vec<serde_json::Value>,
+    pub source: String,
+}
+
 /// What adding a game version did.
 #[derive(Clone, Debug)]
 pub struct Added {
@@ -229,9 +271,12 @@ fn player_row(row: &Row) -> sql::Result<Player> {
 }
 
 impl Db {
-    /// Opens (creating or migrating) the database and its writer.
+    /// Opens (creating or migrating) the database, the match store's tables and the
+    /// Gamemaster's, and its writer.
     pub fn open(url: &DatabaseUrl) -> Result<Db, StoreError> {
-        let store = Store::open(url)?;
+        let mut db = Database::open(url)?;
+        db.migrate_schema(&SCHEMA)?;
+        let store = Store::new(db);
         Ok(Db {
             store,
             url: url.clone(),
@@ -399,16 +444,15 @@ impl Db {
 
     /// Adds a version of a game (creating the game), unless the rules are those of its latest
     /// version already.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn add_version(
-        &self,
-        key: String,
-        rules: String,
-        hash: String,
-        roles: Vec<String>,
-        warnings: Vec<serde_json::Value>,
-        source: String,
-    ) -> Result<Added, Error> {
+    pub async fn add_version(&self, new: NewVersion) -> Result<Added, Error> {
+        let NewVersion {
+            key,
+            rules,
+            hash,
+            roles,
+            warnings,
+            source,
+        } = new;
         self.write(move |conn| {
             let now = now_ms();
             conn.execute(
@@ -889,4 +933,23 @@ fn matches(conn: &Conn, f: &MatchFilter) -> Result<Vec<MatchRow>, Error> {
         )
         .map_err(sql)?;
     rows.collect::<sql::Result<Vec<_>>>().map_err(sql)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_are_numbered_from_one_to_the_latest_on_both_databases() {
+        for runner in [(SCHEMA.sqlite)(), (SCHEMA.postgres)()] {
+            let mut versions: Vec<i32> = runner
+                .get_migrations()
+                .iter()
+                .map(|m| m.version())
+                .collect();
+            versions.sort_unstable();
+            assert_eq!(versions, (1..=SCHEMA.latest).collect::<Vec<_>>());
+        }
+        assert_eq!(legacy(ggp_match::LEGACY_LAST), SCHEMA.latest);
+    }
 }

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use sha2::{Digest, Sha256};
 
-use crate::db::{Added, Analysis, Db, Version};
+use crate::db::{Added, Analysis, Db, NewVersion, Version};
 use crate::error::Error;
 use crate::verdict::Verdict;
 
@@ -185,14 +185,14 @@ pub async fn add(
     let checked = checked?;
     let hash = rules_hash(&text);
     let added = db
-        .add_version(
-            key.to_string(),
-            text,
+        .add_version(NewVersion {
+            key: key.to_string(),
+            rules: text,
             hash,
-            checked.roles.clone(),
-            checked.warnings.clone(),
+            roles: checked.roles.clone(),
+            warnings: checked.warnings.clone(),
             source,
-        )
+        })
         .await?;
     Ok((added, checked))
 }

@@ -6,6 +6,8 @@
 // Functions of at most 150 lines (clippy.toml), so that each can be read at once.
 #![warn(clippy::too_many_lines)]
 
+pub mod legacy_schema;
+
 use std::path::{Path, PathBuf};
 
 /// The shared folder, if present.

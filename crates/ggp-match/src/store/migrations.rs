@@ -1,169 +1,275 @@
-//! The schema of a match database, as the migrations that build it.
+//! The schema of a match database, as migrations: numbered SQL files per database
+//! (`migrations/sqlite/V1__matches.sql`, `migrations/postgres/V1__matches.sql`, …), embedded
+//! and applied by refinery, which records each one applied in a history table. Every crate that
+//! keeps tables in the database owns them as a [`Schema`] of its own, with its own files and
+//! history table: [`MATCH_SCHEMA`] here (matches and their steps), the Gamemaster's in
+//! `ggp-server`. Files are never changed once released (refinery refuses a database whose
+//! applied migrations differ from the files); a change is a new file.
+//!
+//! Before refinery, one list of statements in this file made every table (the Gamemaster's
+//! too), and one counter said how far a database had gone: SQLite's `user_version`, the
+//! `version` of PostgreSQL's `ggp_schema`. A database with such a counter (version `k`, 1 to
+//! [`LEGACY_LAST`]) and no history yet has, for each schema, the migrations version `k` held
+//! recorded as applied ([`Schema::legacy`]) before the rest are applied; the counter is then
+//! set to [`LEGACY_MOVED`] + `k` (also in a database made since, with `k` = 0), which a ggp from
+//! before refinery refuses as a version newer than it knows.
 
-/// The schema: migration `k` takes a database from `user_version` k to k + 1. Append only.
-pub const MIGRATIONS: &[&str] = &[
-    // 1: matches and their steps. `roles`, `players`, `goal_values`, `moves` and `errors` are
-    // JSON arrays in role order; times are milliseconds since the Unix epoch. Step `k` (from 1)
-    // holds the joint move made in state k - 1, its errors, and the state k it led to.
-    "CREATE TABLE matches (
-        id            INTEGER PRIMARY KEY,
-        match_id      TEXT NOT NULL UNIQUE,
-        game_name     TEXT NOT NULL,
-        rules         TEXT NOT NULL,
-        random_token  TEXT NOT NULL,
-        start_time    INTEGER NOT NULL,
-        start_clock   INTEGER NOT NULL,
-        play_clock    INTEGER NOT NULL,
-        roles         TEXT NOT NULL,
-        players       TEXT NOT NULL,
-        initial_state TEXT NOT NULL,
-        initial_time  INTEGER NOT NULL,
-        status        TEXT NOT NULL CHECK (status IN ('unfinished', 'finished', 'aborted')),
-        goal_values   TEXT NOT NULL,
-        end_time      INTEGER
-    );
-    CREATE TABLE steps (
-        match_ref  INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
-        step       INTEGER NOT NULL CHECK (step >= 1),
-        moves      TEXT NOT NULL,
-        errors     TEXT NOT NULL,
-        state      TEXT NOT NULL,
-        state_time INTEGER NOT NULL,
-        PRIMARY KEY (match_ref, step)
-    ) WITHOUT ROWID;
-    CREATE INDEX matches_by_start ON matches (start_time, id);",
-    // 2: what went wrong with each player's START (a JSON array in role order, empty strings
-    // for players that were ready), and why an aborted match was aborted.
-    "ALTER TABLE matches ADD COLUMN start_errors TEXT NOT NULL DEFAULT '[]';
-    ALTER TABLE matches ADD COLUMN abort_reason TEXT;",
-    // 3: the Gamemaster's tables (`ggp serve`). Games have immutable versions (the rules, their
-    // roles as a JSON array, the checker's warnings as a JSON array of `ggp check --format
-    // json` objects, where they came from; `engine` and `fluents` are filled in when the
-    // version has been analysed: `fast`, or why the reference engine plays it, and a JSON
-    // array of fluents that can hold, for drawing boards). Registered players keep a SHA-256
-    // of their owner's token; a removed player's row stays for its matches' history. A
-    // served match links a row of `matches` (by its id; the row appears when the match
-    // starts) to the game version it plays, with a row of `seats` per role: a registered
-    // player, a built-in strategy or a person (`human`, with the SHA-256 of the seat's token).
-    "CREATE TABLE games (
-        id      INTEGER PRIMARY KEY,
-        key     TEXT NOT NULL UNIQUE,
-        created INTEGER NOT NULL
-    );
-    CREATE TABLE game_versions (
-        id       INTEGER PRIMARY KEY,
-        game_ref INTEGER NOT NULL REFERENCES games (id),
-        version  INTEGER NOT NULL CHECK (version >= 1),
-        rules    TEXT NOT NULL,
-        hash     TEXT NOT NULL,
-        roles    TEXT NOT NULL,
-        warnings TEXT NOT NULL,
-        source   TEXT NOT NULL,
-        created  INTEGER NOT NULL,
-        engine   TEXT,
-        fluents  TEXT,
-        UNIQUE (game_ref, version)
-    );
-    CREATE TABLE players (
-        id           INTEGER PRIMARY KEY,
-        name         TEXT NOT NULL,
-        url          TEXT NOT NULL,
-        token_hash   TEXT NOT NULL,
-        created      INTEGER NOT NULL,
-        removed      INTEGER,
-        status       TEXT NOT NULL DEFAULT 'unknown'
-                     CHECK (status IN ('unknown', 'available', 'busy', 'unreachable')),
-        info_name    TEXT,
-        detail       TEXT,
-        last_seen    INTEGER,
-        last_checked INTEGER
-    );
-    CREATE UNIQUE INDEX players_by_name ON players (name COLLATE NOCASE) WHERE removed IS NULL;
-    CREATE TABLE served_matches (
-        match_id         TEXT PRIMARY KEY,
-        game_version_ref INTEGER NOT NULL REFERENCES game_versions (id),
-        created          INTEGER NOT NULL,
-        failure          TEXT
-    ) WITHOUT ROWID;
-    CREATE TABLE seats (
-        match_id   TEXT NOT NULL REFERENCES served_matches (match_id),
-        seat       INTEGER NOT NULL CHECK (seat >= 0),
-        kind       TEXT NOT NULL CHECK (kind IN ('player', 'builtin', 'human')),
-        player_ref INTEGER REFERENCES players (id),
-        name       TEXT NOT NULL,
-        token_hash TEXT,
-        PRIMARY KEY (match_id, seat)
-    ) WITHOUT ROWID;
-    CREATE INDEX seats_by_player ON seats (player_ref);
-    CREATE INDEX served_by_version ON served_matches (game_version_ref);",
-    // 4: GDL-II: what each role saw of the step's joint move (a JSON array in role order of
-    // arrays of terms); NULL in a GDL game.
-    "ALTER TABLE steps ADD COLUMN percepts TEXT;",
-    // 5: tournaments and the schedule (`ggp serve`, `ggp serve --worker`, `ggp tournament`).
-    // Every process that plays matches is a row of `servers`, with a heartbeat; a served
-    // match belongs to the server that plays it. A tournament is a set of players (names, as
-    // registered or built in), a set of game versions (a JSON array of ids), clocks and a
-    // format. A match to be played is a row of `scheduled` (its players in seat order, a JSON
-    // array), `queued` until a server claims it (`claimed`, with the server), then `done`
-    // once its match ended, or `failed` when it could not be started (why in `failure`); a
-    // claimed row of a server that disappeared is queued again. `scheduled_seats` lists a
-    // scheduled match's players, so that a registered player is never claimed for two matches
-    // at once. A served match names the scheduled row it plays (every attempt does).
-    "CREATE TABLE servers (
-        id        INTEGER PRIMARY KEY,
-        kind      TEXT NOT NULL CHECK (kind IN ('web', 'worker', 'tournament')),
-        host      TEXT NOT NULL,
-        boot      TEXT NOT NULL,
-        pid       INTEGER NOT NULL,
-        started   INTEGER NOT NULL,
-        heartbeat INTEGER NOT NULL,
-        stopped   INTEGER
-    );
-    CREATE TABLE tournaments (
-        id          INTEGER PRIMARY KEY,
-        name        TEXT NOT NULL,
-        format      TEXT NOT NULL CHECK (format IN ('roundrobin', 'random', 'continuous')),
-        versions    TEXT NOT NULL,
-        players     TEXT NOT NULL,
-        start_clock INTEGER NOT NULL,
-        play_clock  INTEGER NOT NULL,
-        rounds      INTEGER NOT NULL,
-        seed        INTEGER NOT NULL,
-        status      TEXT NOT NULL CHECK (status IN ('running', 'paused', 'finished')),
-        created     INTEGER NOT NULL,
-        finished    INTEGER
-    );
-    CREATE TABLE scheduled (
-        id               INTEGER PRIMARY KEY,
-        tournament_ref   INTEGER NOT NULL REFERENCES tournaments (id),
-        round            INTEGER NOT NULL,
-        game_version_ref INTEGER NOT NULL REFERENCES game_versions (id),
-        players          TEXT NOT NULL,
-        seed             INTEGER NOT NULL,
-        status           TEXT NOT NULL CHECK (status IN ('queued', 'claimed', 'done', 'failed')),
-        server_ref       INTEGER REFERENCES servers (id),
-        claimed          INTEGER,
-        match_id         TEXT,
-        attempts         INTEGER NOT NULL DEFAULT 0,
-        failure          TEXT
-    );
-    CREATE INDEX scheduled_by_status ON scheduled (status, id);
-    CREATE INDEX scheduled_by_tournament ON scheduled (tournament_ref, id);
-    CREATE TABLE scheduled_seats (
-        scheduled_ref INTEGER NOT NULL REFERENCES scheduled (id),
-        player        TEXT NOT NULL,
-        exclusive     INTEGER NOT NULL,
-        PRIMARY KEY (scheduled_ref, player)
-    ) WITHOUT ROWID;
-    CREATE INDEX scheduled_seats_by_player ON scheduled_seats (player);
-    ALTER TABLE served_matches ADD COLUMN server_ref INTEGER REFERENCES servers (id);
-    ALTER TABLE served_matches ADD COLUMN scheduled_ref INTEGER REFERENCES scheduled (id);
-    CREATE INDEX served_by_scheduled ON served_matches (scheduled_ref);",
-    // 6: the memory a game version's trial took (bytes at the peak of building its engine
-    // and playing a few random games), from which a match's share of the server's budget is
-    // reserved; versions analysed before it have none and are analysed again.
-    "ALTER TABLE game_versions ADD COLUMN memory INTEGER;",
-];
+use refinery::{Runner, Target};
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+use super::{Database, StoreError, StoreErrorKind, newer_schema, store_error};
+use crate::sql::Dialect;
+
+mod sqlite_files {
+    refinery::embed_migrations!("migrations/sqlite");
+}
+
+mod postgres_files {
+    refinery::embed_migrations!("migrations/postgres");
+}
+
+/// Tables of the match database that one crate owns, and how they are made.
+pub struct Schema {
+    /// Whose tables, for messages (`match`, `Gamemaster`).
+    pub owner: &'static str,
+    /// The table refinery records these migrations in.
+    pub history: &'static str,
+    /// The last migration's version: the files are `V1` to this, on each database.
+    pub latest: i32,
+    /// The migrations, for SQLite and for PostgreSQL (`embed_migrations!`'s `runner`).
+    pub sqlite: fn() -> Runner,
+    pub postgres: fn() -> Runner,
+    /// How many of these migrations (`V1` to the answer) a database at version `k` of the
+    /// schema before refinery holds.
+    pub legacy: fn(usize) -> i32,
+}
+
+/// The match store's tables: `matches` and `steps`.
+pub const MATCH_SCHEMA: Schema = Schema {
+    owner: "match",
+    history: "ggp_match_migrations",
+    latest: 3,
+    sqlite: sqlite_files::migrations::runner,
+    postgres: postgres_files::migrations::runner,
+    legacy: match_legacy,
+};
+
+/// The match tables' schema version this build writes.
+pub const SCHEMA_VERSION: usize = MATCH_SCHEMA.latest as usize;
+
+/// The last version of the schema before refinery.
+pub const LEGACY_LAST: usize = 6;
+
+/// Added to the old counter once a database is kept by refinery.
+pub const LEGACY_MOVED: i64 = 1000;
+
+/// Old migrations 1 and 2 are `V1` and `V2`, old 4 is `V3` (3, 5 and 6 were the
+/// Gamemaster's).
+fn match_legacy(version: usize) -> i32 {
+    match version {
+        0 => 0,
+        1 => 1,
+        2 | 3 => 2,
+        _ => 3,
+    }
+}
+
+/// The advisory lock PostgreSQL migrations take (any number, the same in every process).
+const PG_MIGRATION_LOCK: i64 = 0x0067_6770_5f6d_6967;
+
+impl Schema {
+    /// The migrations for `dialect`, recorded in this schema's history table, applied in one
+    /// transaction.
+    fn runner(&self, dialect: Dialect) -> Runner {
+        let mut runner = match dialect {
+            Dialect::Sqlite => (self.sqlite)(),
+            Dialect::Postgres => (self.postgres)(),
+        };
+        runner.set_migration_table_name(self.history);
+        runner.set_grouped(true)
+    }
+}
+
+impl Database {
+    /// Brings `schema`'s tables up to date: records as applied what a database of the old
+    /// counter holds (one transaction), refuses a database with migrations newer than this
+    /// build's, applies the rest (one transaction: all or none) and sets the old counter (a
+    /// crash between two steps leaves what the next open finishes). On PostgreSQL under an
+    /// advisory lock, so that
+    /// servers starting together migrate one after the other. On SQLite, two processes opening
+    /// a new file at once may both read an empty history, and the second's transaction then
+    /// fails (undone as a whole): it is run once more, and finds the first's work done.
+    pub fn migrate_schema(&mut self, schema: &Schema) -> Result<(), StoreError> {
+        match self.conn.dialect() {
+            Dialect::Sqlite => self
+                .migrate_unlocked(schema)
+                .or_else(|_| self.migrate_unlocked(schema)),
+            Dialect::Postgres => {
+                self.conn
+                    .execute_batch(&format!("SELECT pg_advisory_lock({PG_MIGRATION_LOCK})"))
+                    .map_err(|e| self.error(e))?;
+                let done = self.migrate_unlocked(schema);
+                let unlocked = self
+                    .conn
+                    .execute_batch(&format!("SELECT pg_advisory_unlock({PG_MIGRATION_LOCK})"))
+                    .map_err(|e| self.error(e));
+                done.and(unlocked)
+            }
+        }
+    }
+
+    fn migrate_unlocked(&mut self, schema: &Schema) -> Result<(), StoreError> {
+        let legacy = self.legacy_version()?;
+        let dialect = self.conn.dialect();
+        if self.history_version(schema)?.is_none() {
+            let held = (schema.legacy)(legacy);
+            if held > 0 {
+                let baseline = schema.runner(dialect).set_target(Target::FakeVersion(held));
+                self.run(schema, &baseline)?;
+            }
+        }
+        let applied = self.history_version(schema)?.unwrap_or(0);
+        if applied > schema.latest {
+            return Err(newer_schema(
+                &self.url,
+                &format!(
+                    "{} tables at version {applied}, newer than this ggp knows ({})",
+                    schema.owner, schema.latest
+                ),
+            ));
+        }
+        self.run(schema, &schema.runner(dialect))?;
+        self.mark_moved(legacy)
+    }
+
+    fn run(&mut self, schema: &Schema, runner: &Runner) -> Result<(), StoreError> {
+        self.conn.run_migrations(runner).map(drop).map_err(|e| {
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                message.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            store_error(
+                StoreErrorKind::Other,
+                format!(
+                    "cannot bring the {} tables of the match database {} up to date: {message}",
+                    schema.owner, self.url
+                ),
+            )
+        })
+    }
+
+    /// The version of the schema before refinery this database was at (0: none, a new
+    /// database), whether or not it has been carried over since.
+    pub(super) fn legacy_version(&self) -> Result<usize, StoreError> {
+        let version: i64 = match self.conn.dialect() {
+            Dialect::Sqlite => self
+                .conn
+                .query_row("PRAGMA user_version", (), |row| row.get(0)),
+            Dialect::Postgres => self
+                .conn
+                .query_row("SELECT to_regclass('ggp_schema') IS NOT NULL", (), |row| {
+                    row.get::<_, bool>(0)
+                })
+                .and_then(|exists| {
+                    if !exists {
+                        return Ok(0);
+                    }
+                    self.conn.query_row(
+                        "SELECT coalesce(max(version), 0) FROM ggp_schema",
+                        (),
+                        |r| r.get(0),
+                    )
+                }),
+        }
+        .map_err(|e| self.error(e))?;
+        let last = LEGACY_LAST as i64;
+        if (0..=last).contains(&version) {
+            Ok(version as usize)
+        } else if (LEGACY_MOVED..=LEGACY_MOVED + last).contains(&version) {
+            Ok((version - LEGACY_MOVED) as usize)
+        } else {
+            Err(newer_schema(
+                &self.url,
+                &format!("schema version {version}, newer than this ggp knows"),
+            ))
+        }
+    }
+
+    /// The last migration of `schema` its history records, `None` if it has no history yet.
+    pub(super) fn history_version(&self, schema: &Schema) -> Result<Option<i32>, StoreError> {
+        let exists: bool = match self.conn.dialect() {
+            Dialect::Sqlite => self.conn.query_row(
+                "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = $1",
+                [schema.history],
+                |row| row.get(0),
+            ),
+            Dialect::Postgres => self.conn.query_row(
+                "SELECT to_regclass($1) IS NOT NULL",
+                [schema.history],
+                |row| row.get(0),
+            ),
+        }
+        .map_err(|e| self.error(e))?;
+        if !exists {
+            return Ok(None);
+        }
+        // The table's name is the schema's own constant, never a parameter from outside.
+        self.conn
+            .query_row(
+                &format!("SELECT coalesce(max(version), 0) FROM {}", schema.history),
+                (),
+                |row| row.get(0),
+            )
+            .map(Some)
+            .map_err(|e| self.error(e))
+    }
+
+    /// How far `schema`'s tables are: its history's last migration, or what the old counter
+    /// says of a database not carried over yet.
+    pub fn applied_version(&self, schema: &Schema) -> Result<i32, StoreError> {
+        match self.history_version(schema)? {
+            Some(version) => Ok(version),
+            None => Ok((schema.legacy)(self.legacy_version()?)),
+        }
+    }
+
+    /// Sets the old counter to [`LEGACY_MOVED`] + the version it had, which a ggp from before
+    /// refinery refuses.
+    fn mark_moved(&self, legacy: usize) -> Result<(), StoreError> {
+        let moved = LEGACY_MOVED + legacy as i64;
+        match self.conn.dialect() {
+            Dialect::Sqlite => self
+                .conn
+                .execute_batch(&format!("PRAGMA user_version = {moved}")),
+            // Only a database the old code made has the table.
+            Dialect::Postgres if legacy > 0 => self
+                .conn
+                .execute("UPDATE ggp_schema SET version = $1", [moved])
+                .map(drop),
+            Dialect::Postgres => Ok(()),
+        }
+        .map_err(|e| self.error(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_are_numbered_from_one_to_the_latest_on_both_databases() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let runner = MATCH_SCHEMA.runner(dialect);
+            let versions: Vec<i32> = runner
+                .get_migrations()
+                .iter()
+                .map(|m| m.version())
+                .collect();
+            let mut sorted = versions.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (1..=MATCH_SCHEMA.latest).collect::<Vec<_>>());
+        }
+        assert_eq!(match_legacy(LEGACY_LAST), MATCH_SCHEMA.latest);
+    }
+}

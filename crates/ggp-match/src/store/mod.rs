@@ -8,15 +8,15 @@
 //! moment), and the future of each write completes once it is durable, so many matches share
 //! one database without blocking the async runtime or each other.
 //!
-//! The schema's version is SQLite's `user_version`; [`MIGRATIONS`] take a database from any
-//! older version to the current one when it is opened, and a database written by a newer
-//! version is refused rather than misread.
+//! The schema is migrations (SQL files per database, applied by refinery: `migrations.rs`),
+//! which take a database from any older version to the current one when it is opened; a
+//! database written by a newer version is refused rather than misread.
 
 mod migrations;
 mod rows;
 mod url;
 
-pub use self::migrations::{MIGRATIONS, SCHEMA_VERSION};
+pub use self::migrations::{LEGACY_LAST, LEGACY_MOVED, MATCH_SCHEMA, SCHEMA_VERSION, Schema};
 pub use self::rows::{MatchSummary, Update};
 pub use self::url::{BadDatabaseUrl, DatabaseUrl};
 
@@ -120,12 +120,18 @@ fn sqlite_error(url: &DatabaseUrl, e: rusqlite::Error) -> StoreError {
     sql_error(url, e.into())
 }
 
-fn newer_schema(url: &DatabaseUrl, version: usize) -> StoreError {
+/// `what`: what the database has that is newer than this build knows.
+fn newer_schema(url: &DatabaseUrl, what: &str) -> StoreError {
     store_error(
         StoreErrorKind::NewerSchema,
-        format!(
-            "the match database {url} has schema version {version}, newer than this ggp knows ({SCHEMA_VERSION}); use a newer ggp"
-        ),
+        format!("the match database {url} has {what}; use a newer ggp"),
+    )
+}
+
+fn newer_tables(url: &DatabaseUrl, version: usize) -> StoreError {
+    newer_schema(
+        url,
+        &format!("match tables at version {version}, newer than this ggp knows ({SCHEMA_VERSION})"),
     )
 }
 
@@ -174,9 +180,6 @@ fn pg_connect(url: &str) -> Result<Conn, StoreError> {
     .map_err(fail)?;
     Ok(conn)
 }
-
-/// The advisory lock PostgreSQL migrations take (any number, the same in every process).
-const PG_MIGRATION_LOCK: i64 = 0x0067_6770_5f6d_6967;
 
 impl Database {
     /// Opens the database, creating a SQLite file (and its directory) if need be, and brings
@@ -262,7 +265,8 @@ impl Database {
             read_only: false,
         };
         // Reading never creates the tables (as with SQLite, where it never creates a file).
-        if read_only && db.schema_version()? == 0 {
+        let version = db.schema_version()?;
+        if read_only && version == 0 {
             return Err(store_error(
                 StoreErrorKind::NotFound,
                 format!(
@@ -271,7 +275,12 @@ impl Database {
                 ),
             ));
         }
-        db.migrate()?;
+        if version > SCHEMA_VERSION {
+            return Err(newer_tables(&db.url, version));
+        }
+        if !read_only || version < SCHEMA_VERSION {
+            db.migrate()?;
+        }
         if read_only {
             db.conn
                 .execute_batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
@@ -332,7 +341,7 @@ impl Database {
             // Check that it is a match database of a version this ggp reads.
             let version = db.schema_version()?;
             if version > SCHEMA_VERSION {
-                return Err(newer_schema(&db.url, version));
+                return Err(newer_tables(&db.url, version));
             }
             if version == 0 {
                 return Err(store_error(
@@ -344,11 +353,19 @@ impl Database {
         }
         // WAL: readers never block the writer, and a process killed mid-write leaves the last
         // committed step in place. FULL: each commit is synced, so it survives a power cut too.
-        db.conn
-            .query_row("PRAGMA journal_mode = WAL", (), |row| {
+        // Switching a new file to WAL needs it to itself, and SQLite does not wait for that (no
+        // busy handler): another process opening it at the same moment is waited for here.
+        let waited = std::time::Instant::now();
+        loop {
+            match db.conn.query_row("PRAGMA journal_mode = WAL", (), |row| {
                 row.get::<_, String>(0)
-            })
-            .map_err(|e| db.error(e))?;
+            }) {
+                Err(e) if e.kind == ErrorKind::Busy && waited.elapsed() < DEFAULT_BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                done => break done.map(drop).map_err(|e| db.error(e))?,
+            }
+        }
         db.conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(|e| db.error(e))?;
@@ -362,7 +379,7 @@ impl Database {
     }
 
     /// The connection, for a program that keeps tables of its own in the same database
-    /// (created by [`MIGRATIONS`], like every table): read-only when the database was opened
+    /// (created by migrations of its own, [`Database::migrate_schema`]): read-only when the database was opened
     /// with [`Database::open_existing`].
     pub fn connection(&self) -> &Conn {
         &self.conn
@@ -391,108 +408,49 @@ impl Database {
         sql_error(&self.url, e)
     }
 
-    /// The schema version of the database.
+    /// The version of the match tables (0: none).
     pub fn schema_version(&self) -> Result<usize, StoreError> {
-        let version = match self.conn.dialect() {
-            Dialect::Sqlite => self
-                .conn
-                .query_row("PRAGMA user_version", (), |row| row.get::<_, i64>(0)),
-            Dialect::Postgres => self
-                .conn
-                .query_row("SELECT to_regclass('ggp_schema') IS NOT NULL", (), |row| {
-                    row.get::<_, bool>(0)
-                })
-                .and_then(|exists| {
-                    if !exists {
-                        return Ok(0);
-                    }
-                    self.conn.query_row(
-                        "SELECT coalesce(max(version), 0) FROM ggp_schema",
-                        (),
-                        |r| r.get::<_, i64>(0),
-                    )
-                }),
-        };
-        version.map(|v| v as usize).map_err(|e| self.error(e))
+        self.applied_version(&MATCH_SCHEMA)
+            .map(|v| v.max(0) as usize)
     }
 
+    /// Brings the match tables up to date ([`MATCH_SCHEMA`]). A SQLite file with tables but
+    /// neither their history nor the old counter is someone else's, and refused.
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let version = self.schema_version()?;
-        if version == SCHEMA_VERSION {
-            return Ok(());
-        }
-        if version > SCHEMA_VERSION {
-            return Err(newer_schema(&self.url, version));
-        }
-        let path = self.url.clone();
-        let fail = |e| sql_error(&path, e);
-        let conn = &self.conn;
-        conn.begin_write().map_err(fail)?;
-        let done = (|| {
-            // Another process may have migrated it meanwhile (PostgreSQL: the others wait on
-            // the advisory lock until this migration is committed).
-            if conn.dialect() == Dialect::Postgres {
-                conn.execute_batch(&format!(
-                    "SELECT pg_advisory_xact_lock({PG_MIGRATION_LOCK});
-                     CREATE TABLE IF NOT EXISTS ggp_schema (version BIGINT NOT NULL)"
-                ))
-                .map_err(fail)?;
-            }
-            let version = match conn.dialect() {
-                Dialect::Sqlite => {
-                    conn.query_row("PRAGMA user_version", (), |row| row.get::<_, i64>(0))
-                }
-                Dialect::Postgres => conn.query_row(
-                    "SELECT coalesce(max(version), 0) FROM ggp_schema",
-                    (),
-                    |r| r.get::<_, i64>(0),
-                ),
-            }
-            .map_err(fail)? as usize;
-            if version > SCHEMA_VERSION {
-                return Err(newer_schema(&path, version));
-            }
-            if version == 0 && conn.dialect() == Dialect::Sqlite {
-                let tables: i64 = conn
-                    .query_row(
-                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
-                        (),
-                        |row| row.get(0),
-                    )
-                    .map_err(fail)?;
-                if tables > 0 {
-                    return Err(store_error(
-                        StoreErrorKind::NotADatabase,
-                        format!(
-                            "{path} is a SQLite database, but not a match database (it has other tables)"
-                        ),
-                    ));
-                }
-            }
-            for migration in &MIGRATIONS[version..] {
-                match conn.dialect() {
-                    Dialect::Sqlite => conn.execute_batch(migration),
-                    Dialect::Postgres => conn.execute_batch(&sql::postgres_ddl(migration)),
-                }
-                .map_err(fail)?;
-            }
-            match conn.dialect() {
-                Dialect::Sqlite => {
-                    conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
-                }
-                Dialect::Postgres => conn.execute_batch(&format!(
-                    "DELETE FROM ggp_schema; INSERT INTO ggp_schema (version) VALUES ({SCHEMA_VERSION})"
-                )),
-            }
-            .map_err(fail)
-        })();
-        match done {
-            Ok(()) => conn.commit().map_err(fail),
-            Err(e) => {
-                let _ = conn.rollback();
-                Err(e)
+        if self.conn.dialect() == Dialect::Sqlite {
+            // On one snapshot: another process may be making the tables meanwhile (its history
+            // table comes first, in a transaction of its own).
+            self.conn.begin_read().map_err(|e| self.error(e))?;
+            let foreign = self.has_foreign_tables();
+            let _ = self.conn.commit();
+            if foreign? {
+                return Err(store_error(
+                    StoreErrorKind::NotADatabase,
+                    format!(
+                        "{} is a SQLite database, but not a match database (it has other tables)",
+                        self.url
+                    ),
+                ));
             }
         }
+        self.migrate_schema(&MATCH_SCHEMA)
+    }
+
+    /// Whether the database has tables but neither the match tables' history nor the old
+    /// counter.
+    fn has_foreign_tables(&self) -> Result<bool, StoreError> {
+        if self.history_version(&MATCH_SCHEMA)?.is_some() || self.legacy_version()? > 0 {
+            return Ok(false);
+        }
+        let tables: i64 = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+                (),
+                |row| row.get(0),
+            )
+            .map_err(|e| self.error(e))?;
+        Ok(tables > 0)
     }
 
     /// A PostgreSQL connection that was lost (the server restarted, the network failed) is
@@ -1064,7 +1022,7 @@ impl Store {
     /// Runs `work` on the writer's connection, in a transaction (and a savepoint of its own,
     /// so that its failure undoes only its own changes) committed with the writes waiting at
     /// the same moment; the future completes with its answer once that is durable. For a
-    /// program that keeps tables of its own in the database (see [`MIGRATIONS`]): all writes
+    /// program that keeps tables of its own in the database (see [`Schema`]): all writes
     /// of a process go through one writer, so they never wait on each other's locks.
     pub fn execute<T, W>(
         &self,
