@@ -60,7 +60,7 @@ async fn one(players: Vec<PlayerSpec>, store: Option<Store>) -> Finished {
         let saved = writer.as_mut().map(|w| w.save(r));
         async move {
             match saved {
-                Some(saved) => saved.await.map_err(|e| e.to_string()),
+                Some(saved) => saved.await,
                 None => Ok(()),
             }
         }

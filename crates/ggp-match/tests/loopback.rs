@@ -45,10 +45,7 @@ async fn play_recorded(
     store: &Store,
 ) -> MatchRecord {
     let mut writer = store.writer();
-    let save = move |r: &MatchRecord| {
-        let saved = writer.save(r);
-        async move { saved.await.map_err(|e| e.to_string()) }
-    };
+    let save = move |r: &MatchRecord| writer.save(r);
     run_match(config, players, |_| {}, save)
         .await
         .unwrap()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ggp_match::{
     Database, DatabaseUrl, MatchConfig, MatchError, MatchRecord, PlayerSpec, SCHEMA_VERSION, Store,
-    StoreErrorKind, Update, run_match,
+    StoreError, StoreErrorKind, Update, run_match,
 };
 use ggp_play::StrategyKind;
 
@@ -56,8 +56,7 @@ async fn recorded(store: &Store, id: &str) -> (Result<MatchRecord, MatchError>, 
     let seen_ref = &mut seen;
     let save = move |r: &MatchRecord| {
         seen_ref.push(r.clone());
-        let saved = writer.save(r);
-        async move { saved.await.map_err(|e| e.to_string()) }
+        writer.save(r)
     };
     let result = run_match(config(id), builtins(), |_| {}, save)
         .await
@@ -309,7 +308,10 @@ async fn a_failing_write_ends_the_match_as_aborted() {
         let fail = calls == 3;
         async move {
             if fail {
-                Err("the disk is full".to_string())
+                Err(StoreError {
+                    kind: StoreErrorKind::Other,
+                    message: "the disk is full".to_string(),
+                })
             } else {
                 Ok(())
             }
@@ -415,10 +417,7 @@ async fn spelling(fresh: fn(&str) -> Option<DatabaseUrl>) {
     let store = Store::open(&path).unwrap();
     let rules = TICTACTOE.replace("play", "PlaY").replace("wait", "WaiT");
     let mut writer = store.writer();
-    let save = move |r: &MatchRecord| {
-        let saved = writer.save(r);
-        async move { saved.await.map_err(|e| e.to_string()) }
-    };
+    let save = move |r: &MatchRecord| writer.save(r);
     let config = MatchConfig {
         rules: rules.clone(),
         ..config("spelling")

@@ -206,13 +206,33 @@ pub struct Imported {
     pub refused: Vec<(PathBuf, String)>,
 }
 
+/// A directory of games that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read {}: {source}", dir.display())]
+pub struct ImportError {
+    pub dir: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Why a game file is refused before its rules are read.
+#[derive(Debug, thiserror::Error)]
+enum RulesFileError {
+    #[error("cannot read it: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("it is larger than {MAX_RULES} bytes (1 MiB), the largest rules accepted")]
+    TooLarge,
+}
+
 /// Every `.kif` file under `dir`, recursively, in name order.
-fn kif_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn kif_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(d) = pending.pop() {
-        let entries =
-            std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
+        let entries = std::fs::read_dir(&d).map_err(|source| ImportError {
+            dir: d.clone(),
+            source,
+        })?;
         for entry in entries.flatten() {
             let path = entry.path();
             match entry.file_type() {
@@ -234,14 +254,14 @@ fn kif_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Imports every `.kif` file under `dir`: its key is its file name's stem; rules that are the
 /// key's latest version already add nothing; files with blocking errors are refused.
-pub async fn import(db: &Db, dir: &Path) -> Result<Imported, String> {
+pub async fn import(db: &Db, dir: &Path) -> Result<Imported, ImportError> {
     let files = kif_files(dir)?;
     let mut report = Imported::default();
     for path in files {
         let bytes = match read_rules_file(&path) {
             Ok(b) => b,
             Err(e) => {
-                report.refused.push((path, e));
+                report.refused.push((path, e.to_string()));
                 continue;
             }
         };
@@ -258,17 +278,15 @@ pub async fn import(db: &Db, dir: &Path) -> Result<Imported, String> {
 
 /// A game file's bytes, read up to [`MAX_RULES`] and no further (a file that is larger, or
 /// grows while read, is refused: uploads are held to the same limit).
-fn read_rules_file(path: &Path) -> Result<Vec<u8>, String> {
+fn read_rules_file(path: &Path) -> Result<Vec<u8>, RulesFileError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let file = std::fs::File::open(path).map_err(RulesFileError::Unreadable)?;
     let mut bytes = Vec::new();
     file.take(MAX_RULES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(RulesFileError::Unreadable)?;
     if bytes.len() > MAX_RULES {
-        return Err(format!(
-            "it is larger than {MAX_RULES} bytes (1 MiB), the largest rules accepted"
-        ));
+        return Err(RulesFileError::TooLarge);
     }
     Ok(bytes)
 }

@@ -56,29 +56,43 @@ pub use state::{
     MAX_BODY, Startup, Stats, StatsInner,
 };
 
+/// Why the Gamemaster could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Limits(#[from] limits::LimitsError),
+    #[error(transparent)]
+    Database(#[from] ggp_match::StoreError),
+    /// The task opening the database failed (it panicked).
+    #[error("opening the database failed: {0}")]
+    Opening(#[source] tokio::task::JoinError),
+    /// Reaping the matches of servers that are gone, or registering this one.
+    #[error("{}", .0.message())]
+    Servers(error::Error),
+}
+
 impl Gamemaster {
     /// Opens the database, records matches left running by a previous server as aborted,
     /// imports the game directories, and starts the analysis of games and the INFO rounds.
     /// Runs on a Tokio runtime.
-    pub async fn start(config: Config) -> Result<(AppState, Startup), String> {
-        config.limits.check().map_err(|e| e.to_string())?;
+    pub async fn start(config: Config) -> Result<(AppState, Startup), StartError> {
+        config.limits.check()?;
         let url = config.db.clone();
         let db = tokio::task::spawn_blocking(move || db::Db::open(&url))
             .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+            .map_err(StartError::Opening)??;
         let mut startup = Startup::default();
         // Matches left running by servers that are gone (this one's earlier run, say).
         let host = tournament::Host::this();
         let reaped = tournament::reap(&db, None, &host, config.dead_after)
             .await
-            .map_err(|e| e.message().to_string())?;
+            .map_err(StartError::Servers)?;
         startup.aborted = reaped.aborted.len();
         startup.requeued = reaped.requeued;
         startup.done = reaped.done;
         let server = tournament::register(&db, config.kind, &host)
             .await
-            .map_err(|e| e.message().to_string())?;
+            .map_err(StartError::Servers)?;
         for dir in &config.games {
             let imported = games::import(&db, dir).await;
             startup.imported.push((dir.clone(), imported));

@@ -174,7 +174,7 @@ pub struct Startup {
     /// Tournament matches claimed by servers that are gone whose match had finished: done.
     pub done: u64,
     /// Per directory: what importing it did.
-    pub imported: Vec<(PathBuf, Result<games::Imported, String>)>,
+    pub imported: Vec<(PathBuf, Result<games::Imported, games::ImportError>)>,
 }
 
 impl Gamemaster {

@@ -27,6 +27,7 @@ pub use self::outcome::{Event, Finished, MatchError, Progress, Timing};
 use self::running::Match;
 use crate::http::{HttpError, post};
 use crate::record::MatchRecord;
+use crate::store::StoreError;
 
 /// Runs a match to its end (see [`run_match_until`], with nothing to stop it).
 pub async fn run_match<P, R, F>(
@@ -38,7 +39,7 @@ pub async fn run_match<P, R, F>(
 where
     P: FnMut(Event<'_>),
     R: FnMut(&MatchRecord) -> F,
-    F: Future<Output = Result<(), String>>,
+    F: Future<Output = Result<(), StoreError>>,
 {
     run_match_until(config, players, events, record, std::future::pending()).await
 }
@@ -63,7 +64,7 @@ pub async fn run_match_until<P, R, F, S>(
 where
     P: FnMut(Event<'_>),
     R: FnMut(&MatchRecord) -> F,
-    F: Future<Output = Result<(), String>>,
+    F: Future<Output = Result<(), StoreError>>,
     S: Future<Output = String>,
 {
     let (running, referee) = Match::open(config, players, events, record).await?;

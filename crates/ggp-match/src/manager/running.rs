@@ -21,6 +21,7 @@ use super::seats::{
 use crate::http::HttpError;
 use crate::record::{MatchRecord, StepError};
 use crate::seat::{SeatMessage, Turn};
+use crate::store::StoreError;
 
 /// A match while it runs: what it was asked to be, its seats, its record so far, where its
 /// time went, and whom it tells. The referee is not kept here but goes along with the play
@@ -54,7 +55,7 @@ impl<P, R, F> Match<P, R>
 where
     P: FnMut(Event<'_>),
     R: FnMut(&MatchRecord) -> F,
-    F: Future<Output = Result<(), String>>,
+    F: Future<Output = Result<(), StoreError>>,
 {
     /// Reads the rules, seats the players and records the match before anything is sent; the
     /// referee comes back beside the match.

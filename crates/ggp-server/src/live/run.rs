@@ -363,7 +363,7 @@ async fn run(
         };
         let live = save_live.clone();
         async move {
-            saved.await.map_err(|e| e.to_string())?;
+            saved.await?;
             let over = live.saved();
             if !over && !live.delay.is_zero() {
                 live.delays

@@ -357,7 +357,7 @@ impl<'a> Arena<'a> {
             let committed = writer.as_mut().map(|w| w.save(record));
             async move {
                 match committed {
-                    Some(c) => c.await.map_err(|e| e.to_string()),
+                    Some(c) => c.await,
                     None => Ok(()),
                 }
             }

@@ -424,7 +424,10 @@ struct Saver {
 }
 
 impl Saver {
-    fn save(&mut self, record: &MatchRecord) -> impl Future<Output = Result<(), String>> + use<> {
+    fn save(
+        &mut self,
+        record: &MatchRecord,
+    ) -> impl Future<Output = Result<(), ggp_match::StoreError>> + use<> {
         if let Some(path) = &self.json
             && !self.json_failed.load(Ordering::SeqCst)
             && let Err(e) = input::write_atomically(path, &record.to_json())
@@ -435,7 +438,7 @@ impl Saver {
         let committed = self.writer.as_mut().map(|w| w.save(record));
         async move {
             match committed {
-                Some(committed) => committed.await.map_err(|e| e.to_string()),
+                Some(committed) => committed.await,
                 None => Ok(()),
             }
         }

@@ -96,7 +96,7 @@ pub fn run(args: Args) -> u8 {
     };
     let runtime = match super::runtime() {
         Ok(r) => r,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     runtime.block_on(serve_until_stopped(&args, &admin, config))
 }
@@ -187,7 +187,7 @@ async fn serve_until_stopped(args: &Args, admin: &AdminToken, config: Config) ->
     errln!("ggp serve: the match database is {}", config.db);
     let (state, startup) = match Gamemaster::start(config).await {
         Ok(started) => started,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     report_startup(&startup);
     if admin.generated && !args.worker {

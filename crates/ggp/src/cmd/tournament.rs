@@ -72,11 +72,11 @@ fn fail(status: u8, message: String) -> u8 {
 pub fn run(args: Args) -> u8 {
     let db = match args.db.clone().map_or_else(default_db_path, Ok) {
         Ok(path) => path,
-        Err(e) => return fail(USAGE_OR_IO, e),
+        Err(e) => return fail(USAGE_OR_IO, e.to_string()),
     };
     let runtime = match runtime() {
         Ok(r) => r,
-        Err(e) => return fail(USAGE_OR_IO, e),
+        Err(e) => return fail(USAGE_OR_IO, e.to_string()),
     };
     runtime.block_on(async move {
         let config = Config {
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> u8 {
         };
         let (gm, _) = match Gamemaster::start(config).await {
             Ok(started) => started,
-            Err(e) => return fail(USAGE_OR_IO, e),
+            Err(e) => return fail(USAGE_OR_IO, e.to_string()),
         };
         let status = match (Steps {
             gm: &gm,
