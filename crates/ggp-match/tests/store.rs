@@ -78,6 +78,12 @@ fn a_new_database_has_the_current_schema_and_reopens() {
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
+    // The old counter, out of an older ggp's reach.
+    let counter: i64 = rusqlite::Connection::open(file(&path))
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(counter, ggp_match::LEGACY_MOVED);
 }
 
 #[test]
@@ -389,6 +395,12 @@ fn an_empty_postgresql_database_is_not_read_as_one_until_written() {
     assert!(Database::open_existing(&url).is_err(), "still nothing");
     let db = Database::open(&url).unwrap();
     assert_eq!(db.schema_version().unwrap(), SCHEMA_VERSION);
+    // The old counter, out of an older ggp's reach.
+    let counter: i64 = db
+        .connection()
+        .query_row("SELECT max(version) FROM ggp_schema", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(counter, ggp_match::LEGACY_MOVED);
     drop(db);
     let db = Database::open_existing(&url).unwrap();
     assert!(db.list().unwrap().is_empty());

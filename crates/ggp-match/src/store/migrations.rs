@@ -11,8 +11,9 @@
 //! `version` of PostgreSQL's `ggp_schema`. A database with such a counter (version `k`, 1 to
 //! [`LEGACY_LAST`]) and no history yet has, for each schema, the migrations version `k` held
 //! recorded as applied ([`Schema::legacy`]) before the rest are applied; the counter is then
-//! set to [`LEGACY_MOVED`] + `k` (also in a database made since, with `k` = 0), which a ggp from
-//! before refinery refuses as a version newer than it knows.
+//! set to [`LEGACY_MOVED`] + `k` (also in a database made since, with `k` = 0: on PostgreSQL a
+//! `ggp_schema` table is made for it), which a ggp from before refinery refuses as a version
+//! newer than it knows.
 
 use refinery::{Runner, Target};
 
@@ -162,7 +163,24 @@ impl Database {
     /// The version of the schema before refinery this database was at (0: none, a new
     /// database), whether or not it has been carried over since.
     pub(super) fn legacy_version(&self) -> Result<usize, StoreError> {
-        let version: i64 = match self.conn.dialect() {
+        let version = self.old_counter()?;
+        let last = LEGACY_LAST as i64;
+        if (0..=last).contains(&version) {
+            Ok(version as usize)
+        } else if (LEGACY_MOVED..=LEGACY_MOVED + last).contains(&version) {
+            Ok((version - LEGACY_MOVED) as usize)
+        } else {
+            Err(newer_schema(
+                &self.url,
+                &format!("schema version {version}, newer than this ggp knows"),
+            ))
+        }
+    }
+
+    /// The old counter as it is: SQLite's `user_version`, the largest `version` of PostgreSQL's
+    /// `ggp_schema` (0 without the table).
+    fn old_counter(&self) -> Result<i64, StoreError> {
+        match self.conn.dialect() {
             Dialect::Sqlite => self
                 .conn
                 .query_row("PRAGMA user_version", (), |row| row.get(0)),
@@ -182,18 +200,7 @@ impl Database {
                     )
                 }),
         }
-        .map_err(|e| self.error(e))?;
-        let last = LEGACY_LAST as i64;
-        if (0..=last).contains(&version) {
-            Ok(version as usize)
-        } else if (LEGACY_MOVED..=LEGACY_MOVED + last).contains(&version) {
-            Ok((version - LEGACY_MOVED) as usize)
-        } else {
-            Err(newer_schema(
-                &self.url,
-                &format!("schema version {version}, newer than this ggp knows"),
-            ))
-        }
+        .map_err(|e| self.error(e))
     }
 
     /// The last migration of `schema` its history records, `None` if it has no history yet.
@@ -238,16 +245,20 @@ impl Database {
     /// refinery refuses.
     fn mark_moved(&self, legacy: usize) -> Result<(), StoreError> {
         let moved = LEGACY_MOVED + legacy as i64;
+        if self.old_counter()? == moved {
+            return Ok(());
+        }
         match self.conn.dialect() {
             Dialect::Sqlite => self
                 .conn
                 .execute_batch(&format!("PRAGMA user_version = {moved}")),
-            // Only a database the old code made has the table.
-            Dialect::Postgres if legacy > 0 => self
-                .conn
-                .execute("UPDATE ggp_schema SET version = $1", [moved])
-                .map(drop),
-            Dialect::Postgres => Ok(()),
+            // In a database made since too, where the old code would otherwise find no
+            // version and fail on its first table, already there.
+            Dialect::Postgres => self.conn.execute_batch(&format!(
+                "BEGIN; CREATE TABLE IF NOT EXISTS ggp_schema (version BIGINT NOT NULL);
+                 DELETE FROM ggp_schema; INSERT INTO ggp_schema (version) VALUES ({moved});
+                 COMMIT"
+            )),
         }
         .map_err(|e| self.error(e))
     }
