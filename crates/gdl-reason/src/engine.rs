@@ -468,6 +468,8 @@ mod refusals {
             max_depth,
             max_work,
             time: _,
+            // How the grounding is scheduled, not what it may spend: the verdict is the same.
+            ground_beside: _,
         } = *limits;
         let mut h = DefaultHasher::new();
         text.hash(&mut h);

@@ -26,7 +26,6 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,7 +36,9 @@ use gdl_reason::fast::{BuildError, FastLimits, LANES, LanePlayout};
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{StateInfo, describe};
 use gdl_reason::{FastMachine, ReferenceMachine, StateMachine, TermId};
-use ggp_testdata::{assert_recorded, corpus_files, parallel_map, relative, shared_or_skip};
+use ggp_testdata::{
+    assert_recorded, corpus_files, group_by, parallel_map, relative, shared_or_skip,
+};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -428,21 +429,9 @@ fn check_lanes_from_starts(
 /// in several collections, together, each group in the order of `files`, the groups in the
 /// order of their first file. A file that does not parse is alone.
 fn group_copies(files: &[PathBuf]) -> Vec<Vec<PathBuf>> {
-    let mut groups: Vec<Vec<PathBuf>> = Vec::new();
-    let mut by_rules: HashMap<String, usize> = HashMap::new();
-    for path in files {
-        let Ok(rules) = gdl_syntax::compact_text(&read_game(path)) else {
-            groups.push(vec![path.clone()]);
-            continue;
-        };
-        let next = groups.len();
-        let at = *by_rules.entry(rules).or_insert(next);
-        if at == next {
-            groups.push(Vec::new());
-        }
-        groups[at].push(path.clone());
-    }
-    groups
+    group_by(files, |path| {
+        gdl_syntax::compact_text(&read_game(path)).ok()
+    })
 }
 
 #[test]
@@ -615,10 +604,12 @@ impl Phases {
     }
 }
 
-/// The default budgets, except time: a slow test machine must not change the verdicts.
+/// The default budgets, except time: a slow test machine must not change the verdicts. The
+/// games keep every core busy, so no grounding runs beside another on a core of its own.
 fn limits() -> FastLimits {
     FastLimits {
         time: Duration::from_secs(3600),
+        ground_beside: false,
         ..FastLimits::default()
     }
 }

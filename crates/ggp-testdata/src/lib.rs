@@ -92,17 +92,75 @@ pub fn assert_recorded(path: &Path, found: &str) {
     }
 }
 
-/// `f` applied to every item, on up to four threads (items are taken in order as threads free
+/// `files` grouped by `key` (a file without one is alone): each group in the order of
+/// `files`, the groups in the order of their first file. With the rules as clean S-expressions
+/// for key, the copies of a game that the corpus holds in several collections come together,
+/// to be compared once.
+pub fn group_by<K: Eq + std::hash::Hash>(
+    files: &[PathBuf],
+    key: impl Fn(&Path) -> Option<K>,
+) -> Vec<Vec<PathBuf>> {
+    group_indices(files, key)
+        .into_iter()
+        .map(|group| group.into_iter().map(|k| files[k].clone()).collect())
+        .collect()
+}
+
+/// [`group_by`], each file by its index in `files`.
+fn group_indices<K: Eq + std::hash::Hash>(
+    files: &[PathBuf],
+    key: impl Fn(&Path) -> Option<K>,
+) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_key: std::collections::HashMap<K, usize> = std::collections::HashMap::new();
+    for (k, path) in files.iter().enumerate() {
+        let at = match key(path) {
+            Some(found) => *by_key.entry(found).or_insert(groups.len()),
+            None => groups.len(),
+        };
+        if at == groups.len() {
+            groups.push(Vec::new());
+        }
+        groups[at].push(k);
+    }
+    groups
+}
+
+/// `f` applied to one file of each group of [`group_by`] `key` (as [`parallel_map`] does), its
+/// result given to every file of the group; the results in the order of `files`.
+pub fn parallel_map_by<K: Eq + std::hash::Hash, R: Send + Clone>(
+    files: &[PathBuf],
+    key: impl Fn(&Path) -> Option<K>,
+    f: impl Fn(&Path) -> R + Sync,
+) -> Vec<R> {
+    let groups = group_indices(files, key);
+    let results = parallel_map(&groups, |group| f(&files[group[0]]));
+    let mut each: Vec<Option<R>> = vec![None; files.len()];
+    for (group, result) in groups.iter().zip(results) {
+        for &k in group {
+            each[k] = Some(result.clone());
+        }
+    }
+    each.into_iter()
+        .map(|r| r.expect("every file is in a group"))
+        .collect()
+}
+
+/// The threads [`parallel_map`] runs on: one per core, four at most.
+pub fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4)
+}
+
+/// `f` applied to every item, on [`threads`] threads (items are taken in order as threads free
 /// up); the results in the items' order.
 pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<R>>> =
         items.iter().map(|_| Default::default()).collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(4);
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        for _ in 0..threads() {
             scope.spawn(|| {
                 loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

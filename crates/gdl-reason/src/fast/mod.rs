@@ -97,6 +97,11 @@ pub struct FastLimits {
     pub max_work: u64,
     /// Time for grounding and building the network: a guard against a slow machine.
     pub time: Duration,
+    /// Where the first grounding runs long, whether the grounding of what is demanded starts
+    /// beside it on a second core (see [`ground_game`]; the verdict is the same either way,
+    /// only sooner where both fail). Off where the caller keeps every core busy already, as the
+    /// fast engine's corpus test does: there the second core's work is other games'.
+    pub ground_beside: bool,
 }
 
 impl Default for FastLimits {
@@ -107,6 +112,7 @@ impl Default for FastLimits {
             max_depth: 64,
             max_work: 60_000_000,
             time: Duration::from_secs(30),
+            ground_beside: true,
         }
     }
 }
@@ -299,7 +305,8 @@ fn static_base_input(
 }
 
 /// Grounds the game: everything that can hold first; where that is too much (a budget of size
-/// or work), only what is demanded. Where the machine has a second core, the second grounding
+/// or work), only what is demanded. Where the machine has a second core (and `beside` allows
+/// it: [`FastLimits::ground_beside`]), the second grounding
 /// starts on a thread of its own once the first has run for [`DEMAND_AFTER`] (at once if the
 /// first fails sooner), and is stopped when the first succeeds, or fails for a reason demand
 /// cannot help (or panics). The answer is the one the two give one after the other, sooner
@@ -312,8 +319,9 @@ fn ground_game(
     program: &gdl_check::program::Program,
     store: TermStore,
     limits: &ground::Limits,
+    beside: bool,
 ) -> std::result::Result<ground::Ground, BuildError> {
-    let beside = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let beside = beside && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     ground_game_with(program, store, limits, beside.then_some(DEMAND_AFTER))
 }
 
@@ -467,7 +475,7 @@ impl FastMachine {
             branch_limit: 4096,
             demand: false,
         };
-        let g = ground_game(program, store, &ground_limits)?;
+        let g = ground_game(program, store, &ground_limits, limits.ground_beside)?;
         let grounded = started.elapsed();
         memory_left("grounding the game")?;
         let network = net::build(&g, program, &roles)
