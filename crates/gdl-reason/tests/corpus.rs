@@ -6,6 +6,9 @@
 //! The budgets are deterministic (facts per layer, term depth); the time limit per question is
 //! a guard against hangs, far above what any game needs.
 
+#[allow(dead_code, reason = "the traces' helpers are for the other tests")]
+mod common;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,16 +16,17 @@ use std::time::Duration;
 use gdl_reason::ReferenceMachine;
 use gdl_reason::reference::Limits;
 use gdl_reason::trace::{Moves, replay};
-use ggp_testdata::{assert_recorded, corpus_files, parallel_map, relative, shared_or_skip};
+use ggp_testdata::{assert_recorded, corpus_files, parallel_map_by, relative, shared_or_skip};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+
+use common::{read_game, same_rules};
 
 const STEPS: usize = 100;
 
 /// `None` when the game plays, else the reason it stopped.
 fn play(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).unwrap();
-    let (text, _) = gdl_syntax::cst::decode(&bytes);
+    let text = read_game(path);
     let checked = gdl_check::check(&text);
     let limits = Limits {
         max_facts: 2_000_000,
@@ -52,12 +56,16 @@ fn every_corpus_game_plays_or_is_refused_as_recorded() {
         return;
     };
     let files: Vec<PathBuf> = corpus_files(&shared);
-    let outcomes = parallel_map(&files, |path| {
-        catch_unwind(AssertUnwindSafe(|| play(path)))
-            .unwrap_or_else(|_| Some("PANIC".into()))
-            .map(|reason| format!("{}\t{reason}\n", relative(&shared, path)))
+    // Copies of a game (the same rules spelled the same way, in several collections) are
+    // played once, the outcome recorded for each.
+    let outcomes = parallel_map_by(&files, same_rules, |path| {
+        catch_unwind(AssertUnwindSafe(|| play(path))).unwrap_or_else(|_| Some("PANIC".into()))
     });
-    let found: String = outcomes.into_iter().flatten().collect();
+    let found: String = files
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(path, o)| o.map(|reason| format!("{}\t{reason}\n", relative(&shared, path))))
+        .collect();
     assert!(!found.contains("\tPANIC"), "panics:\n{found}");
     assert_recorded(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_outcomes.txt"),

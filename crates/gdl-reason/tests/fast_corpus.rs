@@ -43,7 +43,7 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 
-use common::{check_trace, read_game, trace_cases};
+use common::{check_trace, read_game, same_rules, trace_cases};
 
 const PLAYOUTS: usize = 2;
 const STEPS: usize = 150;
@@ -424,16 +424,6 @@ fn check_lanes_from_starts(
     Ok(())
 }
 
-/// `files` grouped by their rules as clean S-expressions (`gdl_syntax::compact_text`: no
-/// comments, canonical layout, the spelling kept): copies of one game, which the corpus holds
-/// in several collections, together, each group in the order of `files`, the groups in the
-/// order of their first file. A file that does not parse is alone.
-fn group_copies(files: &[PathBuf]) -> Vec<Vec<PathBuf>> {
-    group_by(files, |path| {
-        gdl_syntax::compact_text(&read_game(path)).ok()
-    })
-}
-
 #[test]
 fn copies_are_the_same_rules_spelled_the_same_way() {
     let dir = std::env::temp_dir().join(format!("ggp-copies-{}", std::process::id()));
@@ -453,7 +443,7 @@ fn copies_are_the_same_rules_spelled_the_same_way() {
         path
     })
     .collect();
-    let groups = group_copies(&files);
+    let groups = group_by(&files, same_rules);
     std::fs::remove_dir_all(&dir).unwrap();
     // The first and third together; `X` is another spelling; the last does not parse.
     let expected = vec![
@@ -465,7 +455,7 @@ fn copies_are_the_same_rules_spelled_the_same_way() {
 }
 
 /// `Ok(None)` when the game agrees, `Ok(Some(reason))` when the fast engine refuses it, `Err`
-/// on a disagreement. `traces` are those of the game's copies ([`group_copies`]), each
+/// on a disagreement. `traces` are those of the game's copies (grouped by [`same_rules`]), each
 /// replayed; the rest is done once.
 /// Where the fast engine runs a game it does not build a network for.
 enum Tier {
@@ -627,7 +617,7 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
     let traces = trace_cases(&shared, "");
     // Copies of a game are built and compared once, each copy's trace replayed, and the verdict
     // recorded for each.
-    let groups = group_copies(&files);
+    let groups = group_by(&files, same_rules);
     let outcomes = parallel_map(&groups, |copies| {
         let name = relative(&shared, &copies[0]).into_owned();
         let mine: Vec<_> = traces

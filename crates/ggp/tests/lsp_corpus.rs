@@ -7,9 +7,10 @@
 mod lsp_client;
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ggp_testdata::{corpus_files, relative, shared_or_skip};
+use ggp_testdata::{corpus_files, parallel_map, relative, shared_or_skip, threads};
 use lsp_client::{Client, pos, position_of, range};
 use serde_json::{Value, json};
 
@@ -76,30 +77,17 @@ fn answered(method: &str, response: &Value, file: &str) {
     }
 }
 
-#[test]
-fn corpus_diagnostics_match_ggp_check_and_every_request_is_answered() {
-    let Some(shared) = shared_or_skip("corpus_diagnostics_match_ggp_check") else {
-        return;
-    };
-    let files = corpus_files(&shared);
-    assert!(files.len() > 900, "the corpus has {} games", files.len());
-    let output = Command::new(env!("CARGO_BIN_EXE_ggp"))
-        .args(["check", "--format", "json", "--max-per-code", "0"])
-        .args(&files)
-        .output()
-        .expect("ggp check runs");
-    let mut by_file: HashMap<String, Vec<Value>> = HashMap::new();
-    for line in String::from_utf8(output.stdout).unwrap().lines() {
-        let d: Value = serde_json::from_str(line).unwrap();
-        by_file
-            .entry(d["file"].as_str().unwrap().to_string())
-            .or_default()
-            .push(d);
-    }
+/// `files` through a server of their own: their diagnostics compared with `ggp check`'s
+/// (`by_file`) and every request answered; the number of diagnostics compared.
+fn through_one_server(
+    shared: &Path,
+    files: &[&PathBuf],
+    by_file: &HashMap<String, Vec<Value>>,
+) -> usize {
     let mut client = Client::start();
     let mut compared = 0;
-    for path in &files {
-        let name = relative(&shared, path).to_string();
+    for path in files {
+        let name = relative(shared, path).to_string();
         let text = String::from_utf8(std::fs::read(path).unwrap()).expect("the corpus is UTF-8");
         let uri = format!("file://{}", path.display()).replace(' ', "%20");
         client.open(&uri, "gdl", &text);
@@ -179,9 +167,43 @@ fn corpus_diagnostics_match_ggp_check_and_every_request_is_answered() {
         );
         client.notify("textDocument/didClose", json!({"textDocument": doc}));
     }
+    assert_eq!(client.shutdown(), 0);
+    compared
+}
+
+#[test]
+fn corpus_diagnostics_match_ggp_check_and_every_request_is_answered() {
+    let Some(shared) = shared_or_skip("corpus_diagnostics_match_ggp_check") else {
+        return;
+    };
+    let files = corpus_files(&shared);
+    assert!(files.len() > 900, "the corpus has {} games", files.len());
+    let output = Command::new(env!("CARGO_BIN_EXE_ggp"))
+        .args(["check", "--format", "json", "--max-per-code", "0"])
+        .args(&files)
+        .output()
+        .expect("ggp check runs");
+    let mut by_file: HashMap<String, Vec<Value>> = HashMap::new();
+    for line in String::from_utf8(output.stdout).unwrap().lines() {
+        let d: Value = serde_json::from_str(line).unwrap();
+        by_file
+            .entry(d["file"].as_str().unwrap().to_string())
+            .or_default()
+            .push(d);
+    }
+    // A server per thread of `parallel_map`, each with its share of the games: a server answers
+    // one request at a time, and one server for all would keep one core busy for half a minute.
+    let servers = threads();
+    let shares: Vec<Vec<&PathBuf>> = (0..servers)
+        .map(|k| files.iter().skip(k).step_by(servers).collect())
+        .collect();
+    let compared: usize = parallel_map(&shares, |share| {
+        through_one_server(&shared, share, &by_file)
+    })
+    .into_iter()
+    .sum();
     eprintln!(
         "{} corpus files, {compared} diagnostics, identical through the server",
         files.len()
     );
-    assert_eq!(client.shutdown(), 0);
 }

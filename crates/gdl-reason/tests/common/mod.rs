@@ -101,3 +101,12 @@ pub fn read_game(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     gdl_syntax::cst::decode(&bytes).0
 }
+
+/// The game's rules as clean S-expressions (`gdl_syntax::compact_text`: no comments, canonical
+/// layout, the spelling kept), the key of `ggp_testdata::group_by` that brings the copies of a
+/// game together (the corpus holds some in several collections); `None` where it does not
+/// parse (such a file is alone).
+#[allow(dead_code, reason = "the conformance test compares no copies")]
+pub fn same_rules(path: &Path) -> Option<String> {
+    gdl_syntax::compact_text(&read_game(path)).ok()
+}
