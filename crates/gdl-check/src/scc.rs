@@ -7,7 +7,8 @@ const UNSEEN: u32 = u32::MAX;
 
 /// The components of a graph on nodes `0..n`, numbered in the order Tarjan's algorithm
 /// finishes them: a component after every component it reaches (reverse topological order).
-#[derive(Clone, Debug, Default)]
+/// Made only by [`components`] (`start` is never empty).
+#[derive(Clone, Debug)]
 pub struct Components {
     /// Each node's component.
     of: Vec<u32>,
@@ -27,6 +28,11 @@ impl Components {
     /// Each node's component.
     pub fn of(&self) -> &[u32] {
         &self.of
+    }
+
+    /// Node `v`'s component's place in [`Components::topological`].
+    pub fn topological_index(&self, v: u32) -> u32 {
+        (self.count() - 1) as u32 - self.of[v as usize]
     }
 
     /// Component `c`'s nodes, the last found first.
@@ -113,6 +119,15 @@ pub fn components_of_lists(succ: &[Vec<u32>]) -> Components {
     components(succ.len(), |v, i| succ[v as usize].get(i).copied())
 }
 
+/// The components of a graph in compressed rows: node `v`'s successors are
+/// `list[start[v]..start[v + 1]]` (`start` has a node more than the graph).
+pub fn components_of_rows(start: &[u32], list: &[u32]) -> Components {
+    components(start.len() - 1, |v, i| {
+        let row = &list[start[v as usize] as usize..start[v as usize + 1] as usize];
+        row.get(i).copied()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +151,12 @@ mod tests {
         assert!(position(1) < position(3));
         assert_eq!(c.of()[1], c.of()[2]);
         assert_ne!(c.of()[0], c.of()[1]);
+        for v in 0..5 {
+            assert!(order[c.topological_index(v) as usize].contains(&v));
+        }
+        // The same graph in compressed rows.
+        let rows = components_of_rows(&[0, 1, 2, 4, 5, 5], &[1, 2, 1, 3, 3]);
+        assert_eq!(rows.of(), c.of());
         for (k, members) in c.finished().enumerate() {
             assert_eq!(members, c.members(k as u32));
             assert!(members.iter().all(|&v| c.of()[v as usize] == k as u32));

@@ -140,15 +140,6 @@ fn too_many_facts(program: &Program, max_atoms: usize) -> Result<(), GroundError
     Ok(())
 }
 
-/// The strongly connected components of the graph on `n` nodes with successors `succ`, in
-/// topological order (a component comes after every component with an edge into it).
-pub(crate) fn components(n: usize, succ: &[Vec<u32>]) -> Vec<Vec<u32>> {
-    gdl_check::scc::components(n, |v, i| succ[v as usize].get(i).copied())
-        .topological()
-        .map(<[u32]>::to_vec)
-        .collect()
-}
-
 /// Whether each relation is dynamic: `true`, `does`, and every relation that depends on
 /// them.
 pub(crate) fn dynamic_relations(program: &Program, rules: &[FlatRule]) -> Vec<bool> {
@@ -259,7 +250,7 @@ pub(crate) fn ground(
     let n = db.rels.len();
 
     // Components of the relaxed program's dependency graph, in evaluation order.
-    let order = components(n, &readers(&relaxed, n));
+    let order = gdl_check::scc::components_of_lists(&readers(&relaxed, n));
     let mut rules_of: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, rule) in relaxed.iter().enumerate() {
         rules_of[rule.head.rel as usize].push(k);
@@ -271,7 +262,7 @@ pub(crate) fn ground(
     // Auxiliary relations that only speed up the fixpoint.
     let mut helpers: Vec<usize> = Vec::new();
     let mut tuples = 0usize;
-    for members in &order {
+    for members in order.topological() {
         let is_static = members.iter().all(|&m| !dynamic[m as usize]);
         if is_static {
             // Exact: negation only over complete relations.
@@ -306,7 +297,7 @@ pub(crate) fn ground(
                 )?);
             }
         }
-        let mut all_members: Vec<u32> = members.clone();
+        let mut all_members: Vec<u32> = members.to_vec();
         all_members.extend(first_helper as u32..db.rels.len() as u32);
         helpers.extend(first_helper..db.rels.len());
         complete.resize(db.rels.len(), false);

@@ -33,7 +33,7 @@ use gdl_check::program::Program;
 use gdl_check::{RelId, Reserved, Symbols};
 
 use super::datalog::{Budget, Db, Kept, Plans, Relation, Stop, fixpoint};
-use super::ground::{components, dynamic_relations, readers};
+use super::ground::{dynamic_relations, readers};
 use super::normal::{FlatRule, Lit, flatten_with};
 use crate::machine::{
     Batch, ReasonError, Result, RoleIndex, StateMachine, Until, check_joint, role_term,
@@ -648,7 +648,7 @@ fn static_relations(
     let mut tuples = 0usize;
     let all = |_: u32| true;
     let mut lazy = vec![false; n];
-    for members in components(n, &succ) {
+    for members in gdl_check::scc::components_of_lists(&succ).topological() {
         if members.iter().any(|&m| dynamic[m as usize]) {
             continue;
         }
@@ -692,10 +692,10 @@ fn static_relations(
                 cancel: None,
             };
             db.reset_work();
-            match fixpoint(db, &comp_rules, &members, &all, &budget, &mut tuples, None) {
+            match fixpoint(db, &comp_rules, members, &all, &budget, &mut tuples, None) {
                 Ok(()) => continue,
                 Err(Stop::TooManyTuples(_) | Stop::TooMuchWork(_)) => {
-                    for &m in &members {
+                    for &m in members {
                         db.rels[m as usize] = Relation::new(db.rels[m as usize].arity);
                     }
                     tuples = before;
@@ -705,7 +705,7 @@ fn static_relations(
                 }
             }
         }
-        for &m in &members {
+        for &m in members {
             lazy[m as usize] = true;
             dynamic[m as usize] = true;
         }
@@ -737,13 +737,11 @@ fn stratified(
         let rewritten = super::demand::rewrite_with(dyn_rules, full, n as u32, true);
         let total = n + rewritten.new.len();
         let succ = readers(&rewritten.rules, total);
-        let order = components(total, &succ);
-        let mut comp_of = vec![0u32; total];
-        for (c, members) in order.iter().enumerate() {
-            for &m in members {
-                comp_of[m as usize] = c as u32;
-            }
-        }
+        let scc = gdl_check::scc::components_of_lists(&succ);
+        let comp_of: Vec<u32> = (0..total as u32)
+            .map(|v| scc.topological_index(v))
+            .collect();
+        let order: Vec<Vec<u32>> = scc.topological().map(<[u32]>::to_vec).collect();
         // A relation called with no argument bound is computed in full for that call
         // anyway: computed in full for every call, its demand does not join its callers'
         // (which can make a negation circular where the rules are stratified).

@@ -394,10 +394,7 @@ fn rule_gates(
                 .map(|lit| (lit.atom, inst.head))
         }),
     );
-    let order = scc::components(atom_count, |v, i| {
-        let at = succ_start[v as usize] as usize + i;
-        (at < succ_start[v as usize + 1] as usize).then(|| succ[at])
-    });
+    let order = scc::components_of_rows(&succ_start, &succ);
     drop((succ_start, succ));
 
     let mut in_comp = vec![false; atom_count];
@@ -748,7 +745,7 @@ fn prune(net: &mut Net) {
     );
     let succ =
         |k: u32| &succ_list[succ_start[k as usize] as usize..succ_start[k as usize + 1] as usize];
-    let scc = scc::components(n, |v, i| succ(v).get(i).copied());
+    let scc = scc::components_of_rows(&succ_start, &succ_list);
     let comps: Vec<&[u32]> = scc.topological().filter(|c| live[c[0] as usize]).collect();
     let mut comp_of = vec![u32::MAX; n];
     for (c, members) in comps.iter().enumerate() {
