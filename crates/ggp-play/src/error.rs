@@ -46,8 +46,8 @@ pub enum PlayError {
     #[error("no legal move")]
     NoLegalMove,
     /// The states the player may be in could not be drawn by their weights.
-    #[error("{0}")]
-    Weights(#[source] rand::distr::weighted::Error),
+    #[error(transparent)]
+    Weights(rand::distr::weighted::Error),
     /// Every state the player may be in has weight zero.
     #[error("no possible state has a weight")]
     NoWeight,
