@@ -96,14 +96,26 @@ impl Database {
     /// build's, applies the rest (one transaction: all or none) and sets the old counter (a
     /// crash between two steps leaves what the next open finishes). On PostgreSQL under an
     /// advisory lock, so that
-    /// servers starting together migrate one after the other. On SQLite, two processes opening
-    /// a new file at once may both read an empty history, and the second's transaction then
-    /// fails (undone as a whole): it is run once more, and finds the first's work done.
+    /// servers starting together migrate one after the other. On SQLite, processes opening a
+    /// file at once may read the same history, and all but the first to write then fail (each
+    /// transaction undone as a whole): a failure after which the history has moved on is
+    /// another's step done, and the migration is run again from there (at most once a step);
+    /// any other failure is the answer.
     pub fn migrate_schema(&mut self, schema: &Schema) -> Result<(), StoreError> {
         match self.conn.dialect() {
-            Dialect::Sqlite => self
-                .migrate_unlocked(schema)
-                .or_else(|_| self.migrate_unlocked(schema)),
+            Dialect::Sqlite => {
+                let mut seen = self.history_version(schema)?;
+                loop {
+                    let Err(e) = self.migrate_unlocked(schema) else {
+                        return Ok(());
+                    };
+                    let now = self.history_version(schema)?;
+                    if now == seen {
+                        return Err(e);
+                    }
+                    seen = now;
+                }
+            }
             Dialect::Postgres => {
                 self.conn
                     .execute_batch(&format!("SELECT pg_advisory_lock({PG_MIGRATION_LOCK})"))
