@@ -133,14 +133,14 @@ impl Database {
     fn migrate_unlocked(&mut self, schema: &Schema) -> Result<(), StoreError> {
         let legacy = self.legacy_version()?;
         let dialect = self.conn.dialect();
-        if self.history_version(schema)?.is_none() {
+        if self.recorded_version(schema)? == 0 {
             let held = (schema.legacy)(legacy);
             if held > 0 {
                 let baseline = schema.runner(dialect).set_target(Target::FakeVersion(held));
                 self.run(schema, &baseline)?;
             }
         }
-        let applied = self.history_version(schema)?.unwrap_or(0);
+        let applied = self.recorded_version(schema)?;
         if applied > schema.latest {
             return Err(newer_schema(
                 &self.url,
@@ -244,12 +244,19 @@ impl Database {
             .map_err(|e| self.error(e))
     }
 
+    /// The last migration of `schema` its history records, 0 without a history or with one
+    /// that records nothing yet: one another process has just made (refinery makes the table
+    /// before the transaction that records the migrations), as good as none.
+    fn recorded_version(&self, schema: &Schema) -> Result<i32, StoreError> {
+        Ok(self.history_version(schema)?.unwrap_or(0))
+    }
+
     /// How far `schema`'s tables are: its history's last migration, or what the old counter
     /// says of a database not carried over yet.
     pub fn applied_version(&self, schema: &Schema) -> Result<i32, StoreError> {
-        match self.history_version(schema)? {
-            Some(version) => Ok(version),
-            None => Ok((schema.legacy)(self.legacy_version()?)),
+        match self.recorded_version(schema)? {
+            0 => Ok((schema.legacy)(self.legacy_version()?)),
+            version => Ok(version),
         }
     }
 
