@@ -16,13 +16,14 @@
 //!   reports the atoms that have none.
 //! - A fact with variables (`(leq ?a ?a)`) holds for every value: literals unify with it.
 
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gdl_check::{RelId, Symbol, Symbols};
-use std::collections::hash_map::Entry;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
 use super::compile::{CAtom, CLit, CTerm, Compiled, Pattern, tuple};
@@ -55,13 +56,24 @@ pub(crate) const STATIC: u8 = 0;
 pub(crate) const STATE: u8 = 1;
 pub(crate) const MOVES: u8 = 2;
 
-/// The argument values bound when a relation is called, as the tuple term with the
-/// evaluator's `unbound` constant where an argument is not bound (or only partly): interned,
-/// so a table is found by two integers.
-pub(crate) type Key = TermId;
-
 /// Room for the arguments of most terms without a heap allocation.
 type Args = SmallVec<[TermId; 8]>;
+
+/// The argument values bound when a relation is called, with the evaluator's `unbound`
+/// constant where an argument is not bound (or only partly). Not interned: a call's key was a
+/// term of its own, and interning one for every call was a sixth of the reference engine's
+/// time (docs/benchmarks.md, "The reference engine's tables").
+pub(crate) type Key = Args;
+
+/// Where a layer places the table of a relation called with a key.
+fn key_hash(rel: RelId, key: &[TermId]) -> u64 {
+    let mut h = FxBuildHasher.build_hasher();
+    h.write_u32(rel);
+    for t in key {
+        h.write_u32(t.0);
+    }
+    h.finish()
+}
 
 type Bindings = Vec<Option<TermId>>;
 
@@ -89,7 +101,8 @@ struct Table {
 
 #[derive(Default)]
 struct Layer {
-    map: FxHashMap<(RelId, Key), u32>,
+    /// Each table's index, placed by [`key_hash`].
+    map: HashTable<u32>,
     tables: Vec<Table>,
     answers: usize,
 }
@@ -332,7 +345,7 @@ impl Evaluator {
             self.start();
             let rel = rel as RelId;
             let key = self.open_key(&cx, rel);
-            if let Ok(r) = self.call(&cx, rel, key) {
+            if let Ok(r) = self.call(&cx, rel, &key) {
                 let mut tuples = self.table(r).answers.clone();
                 tuples.sort_unstable();
                 self.static_tuples[rel as usize] = Some(tuples.into());
@@ -458,10 +471,12 @@ impl Evaluator {
     }
 
     /// The table answering `rel` called with `key`, computed if need be.
-    fn call(&mut self, cx: &Ctx<'_>, rel: RelId, key: Key) -> Result<TableRef> {
+    fn call(&mut self, cx: &Ctx<'_>, rel: RelId, key: &[TermId]) -> Result<TableRef> {
         let comp = cx.component[rel as usize];
+        let open;
         let key = if cx.self_negating[comp as usize] {
-            self.open_key(cx, rel)
+            open = self.open_key(cx, rel);
+            &open
         } else {
             key
         };
@@ -503,36 +518,32 @@ impl Evaluator {
     }
 
     /// The key with no argument bound.
-    fn open_key(&mut self, cx: &Ctx<'_>, rel: RelId) -> Key {
-        let args: Args = (0..cx.arity[rel as usize]).map(|_| self.unbound).collect();
-        tuple(&mut self.store, cx.names[rel as usize], &args)
+    fn open_key(&self, cx: &Ctx<'_>, rel: RelId) -> Key {
+        smallvec::smallvec![self.unbound; cx.arity[rel as usize]]
     }
 
-    fn table_for(&mut self, rel: RelId, key: Key, layer: u8) -> (TableRef, bool) {
-        let l = &mut self.layers[layer as usize];
-        let index = l.tables.len() as u32;
-        match l.map.entry((rel, key)) {
-            Entry::Occupied(found) => {
-                return (
-                    TableRef {
-                        layer,
-                        index: *found.get(),
-                    },
-                    false,
-                );
-            }
-            Entry::Vacant(slot) => {
-                slot.insert(index);
-            }
+    fn table_for(&mut self, rel: RelId, key: &[TermId], layer: u8) -> (TableRef, bool) {
+        let Layer { map, tables, .. } = &mut self.layers[layer as usize];
+        let hash = key_hash(rel, key);
+        if let Some(&index) = map.find(hash, |&i| {
+            let t = &tables[i as usize];
+            t.rel == rel && *t.key == *key
+        }) {
+            return (TableRef { layer, index }, false);
         }
-        l.tables.push(Table {
+        let index = tables.len() as u32;
+        tables.push(Table {
             rel,
-            key,
+            key: key.into(),
             answers: Vec::new(),
             set: FxHashSet::default(),
             complete: false,
             active: false,
             pass: 0,
+        });
+        map.insert_unique(hash, index, |&i| {
+            let t = &tables[i as usize];
+            key_hash(t.rel, &t.key)
         });
         self.inserted += 1;
         (TableRef { layer, index }, true)
@@ -584,7 +595,7 @@ impl Evaluator {
             .iter()
             .map(|&rel| {
                 let key = self.open_key(cx, rel);
-                self.table_for(rel, key, cx.layer[rel as usize]).0
+                self.table_for(rel, &key, cx.layer[rel as usize]).0
             })
             .collect();
         let saved = self.assumed.take();
@@ -665,9 +676,8 @@ impl Evaluator {
             let (rel, key) = {
                 let table = self.table_mut(r);
                 table.active = true;
-                (table.rel, table.key)
+                (table.rel, table.key.clone())
             };
-            let key: Args = self.store.args(key).iter().copied().collect();
             let result = self.evaluate_rules(cx, r, rel, &key);
             if let Some(table) = self.layers[r.layer as usize]
                 .tables
@@ -879,8 +889,7 @@ impl Evaluator {
                 }
             }
         } else {
-            let key = tuple(&mut self.store, atom.name, &key);
-            let r = self.call(cx, rel, key)?;
+            let r = self.call(cx, rel, &key)?;
             let mut i = 0;
             while let Some(&t) = self.table(r).answers.get(i) {
                 if !self.one(atom, t, bind, trail, next)? {
