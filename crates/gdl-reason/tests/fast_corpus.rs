@@ -2,7 +2,8 @@
 //!
 //! - where the game has a conformance trace, the trace replays identically;
 //! - random playouts run side by side with the reference engine, which must agree at every
-//!   step on the state, every role's legal moves, terminality and the goal values;
+//!   step on the state, every role's legal moves, terminality and the goal values (a question
+//!   the reference engine cannot answer within its budgets ends the playout);
 //! - bit-parallel playouts (more than one batch of lanes, so that lanes start again) are
 //!   replayed one move at a time (a sample of them): on the fast engine, which must agree at
 //!   every step on the number of legal moves, the move's legality, terminality and the goals
@@ -20,7 +21,10 @@
 //! those recorded in `join_tier.txt`, with the network's reason; the games neither tier builds
 //! (the reference engine plays them instead) are exactly those in `fast_outcomes.txt` (none
 //! today). The budgets that decide it are deterministic (atoms, ground rules, tuples tried), so
-//! the verdict is the same on any machine. Regenerate with `UPDATE_EXPECT=1 cargo test -p gdl-reason --test fast_corpus` and
+//! the verdict is the same on any machine. The reference engine's own outcomes, the games it
+//! refuses (with their codes, those the fast engine finds invalid) and the playouts it stops
+//! (where, why), are exactly those in `corpus_outcomes.txt`: every other game builds and plays
+//! on it without an error. Regenerate with `UPDATE_EXPECT=1 cargo test -p gdl-reason --test fast_corpus` and
 //! review the diff. `GGP_FILTER=substring` runs a subset while debugging; `GGP_TIMES=1` (with
 //! `-- --nocapture`) prints each game's time on standard error, phase by phase.
 
@@ -55,19 +59,23 @@ fn translate<A: StateMachine, B: StateMachine>(from: &A, to: &mut B, t: TermId) 
 }
 
 /// Plays both engines side by side; `Err` describes the first disagreement. A question the
-/// reference engine cannot answer within its budget ends the playout (nothing to compare).
+/// reference engine cannot answer within its budget ends the playout (nothing to compare):
+/// `Ok(Some(why))`, which `corpus_outcomes.txt` records.
 fn side_by_side<M: StateMachine>(
     fast: &mut M,
     reference: &mut ReferenceMachine,
     rng: &mut impl Rng,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
+    let stopped = |step: usize, e: ReasonError| Ok(Some(format!("stopped at step {step}: {e}")));
     let mut f = fast.initial_state().map_err(|e| format!("fast: {e}"))?;
-    let Ok(mut r) = reference.initial_state() else {
-        return Ok(());
+    let mut r = match reference.initial_state() {
+        Ok(r) => r,
+        Err(e) => return stopped(0, e),
     };
     for step in 0..STEPS {
-        let Ok(expected) = describe(reference, &r) else {
-            return Ok(());
+        let expected = match describe(reference, &r) {
+            Ok(expected) => expected,
+            Err(e) => return stopped(step, e),
         };
         let got: StateInfo = describe(fast, &f).map_err(|e| format!("step {step}: fast: {e}"))?;
         if got != expected {
@@ -76,13 +84,14 @@ fn side_by_side<M: StateMachine>(
             ));
         }
         if expected.terminal || expected.legal.iter().any(Vec::is_empty) {
-            return Ok(());
+            return Ok(None);
         }
         let mut joint_r = Vec::new();
         let mut joint_f = Vec::new();
         for role in 0..reference.roles().len() {
-            let Ok(legal) = reference.legal_moves(&r, role) else {
-                return Ok(());
+            let legal = match reference.legal_moves(&r, role) {
+                Ok(legal) => legal,
+                Err(e) => return stopped(step, e),
             };
             let &m = legal.choose(rng).expect("a legal move");
             joint_f.push(translate(reference, fast, m));
@@ -91,12 +100,12 @@ fn side_by_side<M: StateMachine>(
         f = fast
             .next_state(&f, &joint_f)
             .map_err(|e| format!("step {step}: fast: {e}"))?;
-        let Ok(next) = reference.next_state(&r, &joint_r) else {
-            return Ok(());
+        r = match reference.next_state(&r, &joint_r) {
+            Ok(next) => next,
+            Err(e) => return stopped(step, e),
         };
-        r = next;
     }
-    Ok(())
+    Ok(None)
 }
 
 /// How a recorded lane playout ended.
@@ -454,9 +463,6 @@ fn copies_are_the_same_rules_spelled_the_same_way() {
     assert_eq!(groups, expected);
 }
 
-/// `Ok(None)` when the game agrees, `Ok(Some(reason))` when the fast engine refuses it, `Err`
-/// on a disagreement. `traces` are those of the game's copies (grouped by [`same_rules`]), each
-/// replayed; the rest is done once.
 /// Where the fast engine runs a game it does not build a network for.
 enum Tier {
     /// The join tier, with the network's refusal.
@@ -465,11 +471,21 @@ enum Tier {
     Refused(String),
 }
 
+/// What a game's comparison found where the engines agree: the tier the fast engine runs it on
+/// where not a network's, and why the reference engine refused it or stopped a playout.
+#[derive(Default)]
+struct Outcome {
+    tier: Option<Tier>,
+    reference: Option<String>,
+}
+
+/// The game's [`Outcome`]; `Err` on a disagreement. `traces` are those of the game's copies
+/// (grouped by [`same_rules`]), each replayed; the rest is done once.
 fn compare(
     shared: &Path,
     path: &Path,
     traces: &[&(PathBuf, PathBuf, PathBuf)],
-) -> Result<Option<Tier>, String> {
+) -> Result<Outcome, String> {
     let mut phases = Phases::start();
     let text = read_game(path);
     let checked = gdl_check::check(&text);
@@ -477,8 +493,7 @@ fn compare(
     phases.lap("fast build");
     let mut fast = match built {
         Ok(m) => m,
-        // The reference engine refuses these too (see `corpus_outcomes.txt`).
-        Err(BuildError::Invalid(_)) => return Ok(None),
+        Err(BuildError::Invalid(_)) => return reference_refuses(&checked),
         Err(BuildError::Unsupported(reason)) => {
             return joins(shared, path, traces, &checked, reason, phases);
         }
@@ -492,8 +507,10 @@ fn compare(
         .map_err(|_| "the reference engine refuses a game the fast engine built")?;
     phases.lap("reference build");
     let mut rng = StdRng::seed_from_u64(7);
+    let mut stopped = None;
     for _ in 0..PLAYOUTS {
-        side_by_side(&mut fast, &mut reference, &mut rng)?;
+        let stop = side_by_side(&mut fast, &mut reference, &mut rng)?;
+        stopped = stopped.or(stop);
     }
     phases.lap("side by side");
     let playouts = check_lanes(&mut fast, &mut reference, &mut rng)?;
@@ -503,14 +520,37 @@ fn compare(
     }
     phases.lap("lanes from starts");
     phases.print(shared, path, "agrees");
-    Ok(None)
+    Ok(Outcome {
+        tier: None,
+        reference: stopped,
+    })
 }
 
-/// The reference engine's budgets beside the fast engine.
+/// A game with blocking errors, which the fast engine refuses: the reference engine must
+/// refuse it too, its codes recorded.
+fn reference_refuses(checked: &gdl_check::Checked<'_>) -> Result<Outcome, String> {
+    match ReferenceMachine::with_limits(checked, reference_limits()) {
+        Ok(_) => Err("the reference engine builds a game the fast engine finds invalid".into()),
+        Err(diagnostics) => {
+            let mut codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+            codes.sort_unstable();
+            codes.dedup();
+            Ok(Outcome {
+                tier: None,
+                reference: Some(format!("refused: {}", codes.join(","))),
+            })
+        }
+    }
+}
+
+/// The reference engine's budgets beside the fast engine. What stops a playout is recorded
+/// (`corpus_outcomes.txt`), so only the deterministic budget (facts) may decide it: the time
+/// allowed each question is a guard against a hang, far above what any game needs, so that a
+/// slow machine does not change the outcomes.
 fn reference_limits() -> Limits {
     Limits {
         max_facts: 2_000_000,
-        time: Some(Duration::from_secs(20)),
+        time: Some(Duration::from_secs(60)),
         ..Limits::default()
     }
 }
@@ -524,7 +564,7 @@ fn joins(
     checked: &gdl_check::Checked<'_>,
     network: String,
     mut phases: Phases,
-) -> Result<Option<Tier>, String> {
+) -> Result<Outcome, String> {
     let built = JoinMachine::new(checked, JoinLimits::default());
     phases.lap("joins build");
     let mut joins = match built {
@@ -532,9 +572,10 @@ fn joins(
         Err(BuildError::Invalid(_)) => return Err("the join tier finds blocking errors".into()),
         Err(BuildError::Unsupported(why)) => {
             phases.print(shared, path, "refused");
-            return Ok(Some(Tier::Refused(format!(
-                "{network}; with join plans: {why}"
-            ))));
+            return Ok(Outcome {
+                tier: Some(Tier::Refused(format!("{network}; with join plans: {why}"))),
+                reference: None,
+            });
         }
     };
     for (game, moves, expected) in traces {
@@ -545,13 +586,18 @@ fn joins(
     let mut reference = ReferenceMachine::with_limits(checked, reference_limits())
         .map_err(|_| "the reference engine refuses a game the join tier built")?;
     let mut rng = StdRng::seed_from_u64(7);
+    let mut stopped = None;
     for _ in 0..PLAYOUTS {
-        side_by_side(&mut joins, &mut reference, &mut rng)
+        let stop = side_by_side(&mut joins, &mut reference, &mut rng)
             .map_err(|e| format!("join tier: {e}"))?;
+        stopped = stopped.or(stop);
     }
     phases.lap("side by side");
     phases.print(shared, path, "join tier");
-    Ok(Some(Tier::Joins(network)))
+    Ok(Outcome {
+        tier: Some(Tier::Joins(network)),
+        reference: stopped,
+    })
 }
 
 /// Each phase of a game's comparison and its time, printed with `GGP_TIMES`.
@@ -625,24 +671,20 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
             .filter(|(game, _, _)| copies.contains(game))
             .collect();
         match catch_unwind(AssertUnwindSafe(|| compare(&shared, &copies[0], &mine))) {
-            Ok(Ok(tier)) => (tier, None),
-            Ok(Err(disagreement)) => (None, Some(format!("{name}: {disagreement}"))),
-            Err(_) => (None, Some(format!("{name}: PANIC"))),
+            Ok(Ok(outcome)) => (outcome, None),
+            Ok(Err(disagreement)) => (Outcome::default(), Some(format!("{name}: {disagreement}"))),
+            Err(_) => (Outcome::default(), Some(format!("{name}: PANIC"))),
         }
     });
     let failures: Vec<String> = outcomes.iter().filter_map(|o| o.1.clone()).collect();
-    // Each copy's line, for the games on the join tier and those refused.
+    // Each copy's line, for the games on the join tier, those refused, and those the reference
+    // engine refused or stopped.
     let shared_dir = shared.as_path();
-    let listing = |joins: bool| -> String {
+    let listing = |line: &dyn Fn(&Outcome) -> Option<&String>| -> String {
         let mut lines: Vec<String> = groups
             .iter()
             .zip(&outcomes)
-            .filter_map(|(copies, o)| match (&o.0, joins) {
-                (Some(Tier::Joins(reason)), true) | (Some(Tier::Refused(reason)), false) => {
-                    Some((copies, reason))
-                }
-                _ => None,
-            })
+            .filter_map(|(copies, o)| Some((copies, line(&o.0)?)))
             .flat_map(|(copies, reason)| {
                 copies
                     .iter()
@@ -652,7 +694,15 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
         lines.sort();
         lines.concat()
     };
-    let (on_joins, refused) = (listing(true), listing(false));
+    let on_joins = listing(&|o| match &o.tier {
+        Some(Tier::Joins(reason)) => Some(reason),
+        _ => None,
+    });
+    let refused = listing(&|o| match &o.tier {
+        Some(Tier::Refused(reason)) => Some(reason),
+        _ => None,
+    });
+    let reference = listing(&|o| o.reference.as_ref());
     eprintln!(
         "{} games ({} different), {} on the join tier, {} refused by the fast engine, {} failures",
         files.len(),
@@ -667,5 +717,6 @@ fn the_fast_engine_replays_the_traces_and_agrees_with_the_reference_engine() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
         assert_recorded(&dir.join("join_tier.txt"), &on_joins);
         assert_recorded(&dir.join("fast_outcomes.txt"), &refused);
+        assert_recorded(&dir.join("corpus_outcomes.txt"), &reference);
     }
 }
