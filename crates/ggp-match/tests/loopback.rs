@@ -273,10 +273,17 @@ async fn the_same_seed_and_replies_give_the_same_match() {
     assert_ne!(a.random_token, b.random_token);
 }
 
+/// Three joint moves, x choosing between two at each: a match whose every move waits for
+/// the clock (a player that never answers) ends in five seconds, not a tic-tac-toe's thirteen.
+const THREE_STEPS: &str = "(role x) (role o) (init (step 0)) (succ 0 1) (succ 1 2) (succ 2 3)
+    (legal x left) (legal x right) (legal o noop)
+    (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
+    (<= terminal (true (step 3))) (goal x 50) (goal o 50)";
+
 /// Plays `bad` as x against a built-in random player.
-async fn against(bad: String) -> MatchRecord {
+async fn against(bad: String, rules: &str) -> MatchRecord {
     let record = play(
-        config("bad", TICTACTOE),
+        config("bad", rules),
         vec![
             PlayerSpec::Url(bad),
             PlayerSpec::Builtin(StrategyKind::Random),
@@ -301,9 +308,9 @@ fn ready_then(then: Act) -> impl Fn(&str, usize) -> Act + Send + Sync + 'static 
 /// every one of its moves must have been replaced, each error as `expected` says.
 async fn every_move_replaced(act: Act, expected: impl Fn(&str) -> bool) {
     let (url, _) = scripted(ready_then(act)).await;
-    let record = against(url).await;
+    let record = against(url, THREE_STEPS).await;
     let errors = errors_of(&record, 0);
-    // Every player is asked at every step (x answers `wait` on o's turns).
+    // Every player is asked at every step.
     assert_eq!(errors.len(), record.moves.len(), "{errors:?}");
     assert!(errors.iter().all(|e| expected(e)), "{errors:?}");
     assert!(errors_of(&record, 1).is_empty());
@@ -353,7 +360,7 @@ async fn a_player_that_dies_mid_match() {
         _ => Act::Die,
     })
     .await;
-    let record = against(url).await;
+    let record = against(url, TICTACTOE).await;
     let errors = errors_of(&record, 0);
     assert_eq!(record.moves[0][0], "(play 2 2)");
     assert!(record.errors[0][0].is_empty() && record.errors[1][0].is_empty());
