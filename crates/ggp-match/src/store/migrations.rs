@@ -17,7 +17,7 @@
 
 use refinery::{Runner, Target};
 
-use super::{Database, StoreError, StoreErrorKind, newer_schema, store_error};
+use super::{Database, StoreError, StoreErrorKind, newer_schema, newer_tables, store_error};
 use crate::sql::Dialect;
 
 mod sqlite_files {
@@ -142,13 +142,7 @@ impl Database {
         }
         let applied = self.recorded_version(schema)?;
         if applied > schema.latest {
-            return Err(newer_schema(
-                &self.url,
-                &format!(
-                    "{} tables at version {applied}, newer than this ggp knows ({})",
-                    schema.owner, schema.latest
-                ),
-            ));
+            return Err(newer_tables(&self.url, schema, applied));
         }
         self.run(schema, &schema.runner(dialect))?;
         self.mark_moved(legacy)

@@ -128,10 +128,14 @@ fn newer_schema(url: &DatabaseUrl, what: &str) -> StoreError {
     )
 }
 
-fn newer_tables(url: &DatabaseUrl, version: usize) -> StoreError {
+/// A database whose tables of `schema` are at `version`, past the latest this build knows.
+fn newer_tables(url: &DatabaseUrl, schema: &Schema, version: impl std::fmt::Display) -> StoreError {
     newer_schema(
         url,
-        &format!("match tables at version {version}, newer than this ggp knows ({SCHEMA_VERSION})"),
+        &format!(
+            "{} tables at version {version}, newer than this ggp knows ({})",
+            schema.owner, schema.latest
+        ),
     )
 }
 
@@ -276,7 +280,7 @@ impl Database {
             ));
         }
         if version > SCHEMA_VERSION {
-            return Err(newer_tables(&db.url, version));
+            return Err(newer_tables(&db.url, &MATCH_SCHEMA, version));
         }
         if !read_only || version < SCHEMA_VERSION {
             db.migrate()?;
@@ -341,7 +345,7 @@ impl Database {
             // Check that it is a match database of a version this ggp reads.
             let version = db.schema_version()?;
             if version > SCHEMA_VERSION {
-                return Err(newer_tables(&db.url, version));
+                return Err(newer_tables(&db.url, &MATCH_SCHEMA, version));
             }
             if version == 0 {
                 return Err(store_error(
