@@ -10,7 +10,7 @@
 //!   states, recording; everything but waiting for the players), with and without the
 //!   database.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -86,10 +86,10 @@ fn bench(c: &mut Criterion) {
     let x = player(&runtime, StrategyKind::Random);
     let o = player(&runtime, StrategyKind::Legal);
     let players = vec![PlayerSpec::Url(x), PlayerSpec::Url(o)];
-    let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-matches.sqlite");
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+    let db = ggp_testdata::fresh_sqlite_file(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        "bench-matches.sqlite",
+    );
     let store = Store::open(&ggp_match::DatabaseUrl::sqlite(db)).unwrap();
 
     let mut group = c.benchmark_group("matches");

@@ -55,12 +55,7 @@ async fn play_recorded(
 /// A fresh database file for one test.
 fn temp_db(name: &str) -> ggp_match::DatabaseUrl {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("loopback");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    ggp_match::DatabaseUrl::sqlite(path)
+    ggp_match::DatabaseUrl::sqlite(ggp_testdata::fresh_sqlite_file(&dir, name))
 }
 
 /// Starts a `ggp_play` player on a free port.

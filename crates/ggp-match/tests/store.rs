@@ -14,12 +14,7 @@ const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
 
 fn temp_db(name: &str) -> DatabaseUrl {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("store");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    DatabaseUrl::sqlite(path)
+    DatabaseUrl::sqlite(ggp_testdata::fresh_sqlite_file(&dir, name))
 }
 
 /// The file of a SQLite database.

@@ -72,11 +72,7 @@ fn old_database(backend: Backend, version: usize) -> DatabaseUrl {
     match backend {
         Backend::Sqlite => {
             let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("legacy");
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = dir.join(format!("{name}.sqlite"));
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-            }
+            let path = ggp_testdata::fresh_sqlite_file(&dir, &format!("{name}.sqlite"));
             legacy_schema::sqlite_at(&path, version, &rows(version));
             DatabaseUrl::sqlite(path)
         }

@@ -24,12 +24,7 @@ struct Site {
 
 fn temp_db(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
+    ggp_testdata::fresh_sqlite_file(&dir, name)
 }
 
 /// Which database a test's site keeps its data in.

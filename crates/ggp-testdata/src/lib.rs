@@ -10,6 +10,26 @@ pub mod legacy_schema;
 
 use std::path::{Path, PathBuf};
 
+/// A SQLite database file `name` in `dir` (made if missing) that starts empty: the file and
+/// its `-wal` and `-shm` companions an earlier run left are removed. A directory of that name
+/// (a test's path that is not a database) is left as it is.
+pub fn fresh_sqlite_file(dir: &Path, name: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = format!("{}{suffix}", path.display());
+        if Path::new(&file).is_dir() {
+            continue;
+        }
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("cannot remove {file}: {e}"),
+        }
+    }
+    path
+}
+
 /// The shared folder, if present.
 pub fn shared_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("GGP_SHARED") {

@@ -25,8 +25,13 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// This file's scratch folder.
+fn tmp_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("players")
+}
+
 fn tmp(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("players");
+    let dir = tmp_dir();
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
@@ -100,10 +105,7 @@ fn match_against_random(
     url: &str,
     id: &str,
 ) -> serde_json::Value {
-    let db = tmp(&format!("{id}.sqlite"));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+    let db = ggp_testdata::fresh_sqlite_file(&tmp_dir(), &format!("{id}.sqlite"));
     let mut args = vec![
         "match",
         game,
@@ -247,10 +249,7 @@ fn the_mcts_player_answers_within_a_two_second_clock_on_the_largest_games() {
 #[test]
 fn an_arena_rotates_seats_and_reports_every_player() {
     let json = tmp("arena.json");
-    let db = tmp("arena.sqlite");
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+    let db = ggp_testdata::fresh_sqlite_file(&tmp_dir(), "arena.sqlite");
     let out = ggp(&[
         "arena",
         "games/tictactoe.kif",

@@ -47,12 +47,7 @@ pub fn temp_file(name: &str, contents: &str) -> PathBuf {
 /// A database path for one test, with no file left from an earlier run.
 pub fn temp_db(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli/db");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
+    ggp_testdata::fresh_sqlite_file(&dir, name)
 }
 
 /// A process a test started: killed when the test ends, passed or panicked (a player left
