@@ -339,14 +339,30 @@ pub fn filter(
             "`status` is one of live, finished, aborted and unfinished, not `{s}`"
         )));
     }
+    let limit = match number::<i64>(params, "limit")? {
+        None => limit,
+        Some(n @ 1..=1000) => n,
+        Some(n) => {
+            return Err(Error::BadRequest(format!(
+                "`limit` is from 1 to 1000, not `{n}`"
+            )));
+        }
+    };
+    let offset = match number::<i64>(params, "offset")? {
+        None => 0,
+        Some(n) if n >= 0 => n,
+        Some(n) => {
+            return Err(Error::BadRequest(format!(
+                "`offset` is 0 or more, not `{n}`"
+            )));
+        }
+    };
     Ok(MatchFilter {
         status,
         game: text("game"),
         player: text("player"),
-        limit: number::<i64>(params, "limit")?
-            .unwrap_or(limit)
-            .clamp(1, 1000),
-        offset: number::<i64>(params, "offset")?.unwrap_or(0).max(0),
+        limit,
+        offset,
     })
 }
 

@@ -997,7 +997,26 @@ async fn hostile(backend: Backend) {
             assert_eq!(a.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         }
     }
-    assert_eq!(s.get("/matches?limit=-5").await.status, StatusCode::OK);
+    // A list's bounds are answered, not bent: 1 to 1000 matches from an offset of 0 or more.
+    for (query, expected) in [
+        ("limit=0", "`limit` is from 1 to 1000, not `0`"),
+        ("limit=-5", "`limit` is from 1 to 1000, not `-5`"),
+        ("limit=1001", "`limit` is from 1 to 1000, not `1001`"),
+        ("offset=-1", "`offset` is 0 or more, not `-1`"),
+    ] {
+        for path in [format!("/matches?{query}"), format!("/api/matches?{query}")] {
+            let a = s.get(&path).await;
+            assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}: {}", a.body);
+            assert!(a.body.contains(expected), "{path}: {}", a.body);
+        }
+    }
+    for query in ["limit=1", "limit=1000", "offset=0"] {
+        assert_eq!(
+            s.get(&format!("/matches?{query}")).await.status,
+            StatusCode::OK,
+            "{query}"
+        );
+    }
     // A move for a match that does not exist, by the admin: not found, not "over".
     let a = s
         .api(
