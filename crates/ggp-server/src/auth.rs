@@ -221,6 +221,17 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// Who is looking, from the page session's cookie among `headers` (nobody without one).
+    pub fn of(auth: &Auth, headers: &HeaderMap) -> Viewer {
+        match auth.session(headers) {
+            Some((who, csrf)) => Viewer {
+                who: Some(who),
+                csrf,
+            },
+            None => Viewer::default(),
+        }
+    }
+
     pub fn is_admin(&self) -> bool {
         self.who.as_ref().is_some_and(Who::is_admin)
     }

@@ -95,12 +95,6 @@ impl FromRequestParts<AppState> for Viewer {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Viewer, Self::Rejection> {
-        Ok(match state.auth.session(&parts.headers) {
-            Some((who, csrf)) => Viewer {
-                who: Some(who),
-                csrf,
-            },
-            None => Viewer::default(),
-        })
+        Ok(Viewer::of(&state.auth, &parts.headers))
     }
 }

@@ -185,6 +185,10 @@ pub fn router(state: AppState) -> Router {
         .route("/static/{name}", get(web::asset))
         .nest("/api", api::router())
         .fallback(web::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            web::with_session_header,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -760,3 +760,30 @@ pub async fn leaderboard(State(gm): State<AppState>, viewer: Viewer, params: Par
         &entries,
     ))
 }
+
+/// Error pages with the header of the session that asked (its name, "Log out"): a page's error
+/// is drawn without knowing the viewer ([`pages::ErrorPage`]); here, where the request's
+/// session cookie is known, it is drawn again for that viewer, status and headers kept. Only
+/// the cookie is kept from the request: the session is looked up for an error page alone.
+pub async fn with_session_header(
+    State(gm): State<AppState>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let cookie = request.headers().get(header::COOKIE).cloned();
+    let mut response = next.run(request).await;
+    let Some(cookie) = cookie else {
+        return response;
+    };
+    let Some(error) = response.extensions_mut().remove::<pages::ErrorPage>() else {
+        return response;
+    };
+    let viewer = Viewer::of(&gm.auth, &HeaderMap::from_iter([(header::COOKIE, cookie)]));
+    if viewer.who.is_none() {
+        return response;
+    }
+    let (mut head, _) = response.into_parts();
+    head.headers.remove(header::CONTENT_LENGTH);
+    let page = pages::page(error.title, &viewer, pages::Nav::None, error.body);
+    Response::from_parts(head, axum::body::Body::from(page.into_string()))
+}

@@ -1010,6 +1010,23 @@ async fn hostile(backend: Backend) {
             assert!(a.body.contains(expected), "{path}: {}", a.body);
         }
     }
+    // An error page keeps the header of the session that asked: logged in, not "Log in".
+    let (cookie, _) = s.login(ADMIN).await;
+    for (path, status) in [
+        ("/matches/nothing", StatusCode::NOT_FOUND),
+        ("/matches?limit=0", StatusCode::BAD_REQUEST),
+        ("/nothing", StatusCode::NOT_FOUND),
+    ] {
+        let a = s.get_as(path, Some(&cookie)).await;
+        assert_eq!(a.status, status, "{path}: {}", a.body);
+        assert!(
+            a.body.contains("Log out") && !a.body.contains(r#"href="/login""#),
+            "{path}: {}",
+            a.body
+        );
+        let anonymous = s.get(path).await;
+        assert!(anonymous.body.contains(r#"href="/login""#), "{path}");
+    }
     for query in ["limit=1", "limit=1000", "offset=0"] {
         assert_eq!(
             s.get(&format!("/matches?{query}")).await.status,

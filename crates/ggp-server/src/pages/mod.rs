@@ -170,11 +170,24 @@ impl IntoResponse for PageError {
             }
             p { a href="/" { "Back to the start page" } }
         };
-        let mut response =
-            (status, page(title, &Viewer::default(), Nav::None, body)).into_response();
+        let mut response = (
+            status,
+            page(title, &Viewer::default(), Nav::None, body.clone()),
+        )
+            .into_response();
         crate::error::retry_later(&mut response);
+        response.extensions_mut().insert(ErrorPage { title, body });
         response
     }
+}
+
+/// An error page's title and body, kept on its response: drawn first for nobody (the error
+/// does not know who asked), then again with the header of the session that asked
+/// (`web::with_session_header`), so that a logged-in person is not told to log in.
+#[derive(Clone)]
+pub struct ErrorPage {
+    pub title: &'static str,
+    pub body: Markup,
 }
 
 pub type PageResult = Result<Response, PageError>;
