@@ -318,6 +318,21 @@ fn three_workers_and_a_front_end_play_a_round_robin(db: &str) {
         .map(|e| e["player"].as_str().unwrap())
         .collect();
     assert_eq!(rated.len(), 3, "{board}");
+    // The leaderboard's page writes each rating as the JSON gives it, the way every page does:
+    // the conservative μ − 3σ, then μ ± 3σ.
+    let page = http("GET", &url("/leaderboard?game=tictactoe"), None, None).2;
+    for e in board["ratings"].as_array().unwrap() {
+        let (mu, sigma) = (
+            e["rating"]["mu"].as_f64().unwrap(),
+            e["rating"]["sigma"].as_f64().unwrap(),
+        );
+        let shown = format!(
+            "<strong>{:.1}</strong><span class=\"muted\"> (μ {mu:.1} ± 3σ {:.1})</span>",
+            mu - 3.0 * sigma,
+            3.0 * sigma
+        );
+        assert!(page.contains(&shown), "{shown} not in {page}");
+    }
     for (_, _, log) in &workers {
         assert!(!log.lock().unwrap().contains("panicked"));
     }

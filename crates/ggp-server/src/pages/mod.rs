@@ -27,6 +27,7 @@ pub enum Nav {
     Games,
     Players,
     Tournaments,
+    Leaderboard,
     None,
 }
 
@@ -51,6 +52,7 @@ pub fn page(title: &str, viewer: &Viewer, nav: Nav, body: Markup) -> Markup {
                         a.active[nav == Nav::Games] href="/games" { "Games" }
                         a.active[nav == Nav::Players] href="/players" { "Players" }
                         a.active[nav == Nav::Tournaments] href="/tournaments" { "Tournaments" }
+                        a.active[nav == Nav::Leaderboard] href="/leaderboard" { "Leaderboard" }
                     }
                     div.who {
                         @match &viewer.who {

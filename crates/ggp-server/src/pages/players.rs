@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use maud::{Markup, html};
 
+use super::tournaments::rating;
 use super::{Nav, ago, csrf, game_url, page, player_url};
 use crate::auth::Viewer;
 use crate::db::{MatchRow, Player};
-use crate::ratings::{Rating, Ratings};
+use crate::ratings::Ratings;
 
 /// A player's status, as a dot and words.
 pub fn status(p: &Player) -> Markup {
@@ -61,15 +62,6 @@ struct Tally {
     finished: usize,
     goals: u64,
     wins: usize,
-}
-
-/// A rating as people read it: μ ± σ, and the conservative μ − 3σ that leaderboards sort by.
-pub fn rating(r: &Rating) -> Markup {
-    html! {
-        span.rating title=(format!("μ − 3σ = {:.1}", r.conservative())) {
-            (format!("{:.1} ± {:.1}", r.mu, r.sigma))
-        }
-    }
 }
 
 /// A player's page; `ratings` (from every rated match) adds its rating overall and per game.
@@ -133,7 +125,7 @@ pub fn player(
                     dt { "Rating" }
                     dd {
                         @if let Some(r) = ratings.overall(&p.name) {
-                            (rating(&r)) span.muted { " (μ ± σ, Weng-Lin; " a href="/leaderboard" { "leaderboard" } ")" }
+                            (rating(&r)) span.muted { " · Weng-Lin, as on the " a href="/leaderboard" { "leaderboard" } }
                         } @else {
                             span.muted { "not rated yet" }
                         }

@@ -13,12 +13,13 @@ pub fn tournament_url(id: i64) -> String {
     format!("/tournaments/{id}")
 }
 
-/// μ ± 3σ, the conservative rating first.
+/// A rating as people read it, the same on every page: the conservative rating μ − 3σ that
+/// leaderboards sort by, then μ ± 3σ (the range the player's skill is almost surely in).
 pub fn rating(r: &Rating) -> Markup {
     html! {
         span.rating title=(format!("μ {:.2}, σ {:.2}; the conservative rating is μ − 3σ", r.mu, r.sigma)) {
             strong { (format!("{:.1}", r.conservative())) }
-            span.muted { (format!(" (μ {:.1} ± {:.1})", r.mu, 3.0 * r.sigma)) }
+            span.muted { (format!(" (μ {:.1} ± 3σ {:.1})", r.mu, 3.0 * r.sigma)) }
         }
     }
 }
@@ -250,7 +251,7 @@ pub fn tournament(
             (live_part(t, standings, matches))
             p.muted {
                 "Ratings: Weng-Lin (" a href="/leaderboard" { "leaderboard" } "), from this tournament's "
-                "matches only; matches in which a player failed are not rated (docs/ratings.md)."
+                "matches only; matches in which a player failed are not rated."
             }
             script type="module" src=(crate::assets::url("tournament.js")) {}
         },
@@ -266,14 +267,26 @@ pub fn leaderboard(
     page(
         "Leaderboard",
         viewer,
-        Nav::Tournaments,
+        Nav::Leaderboard,
         html! {
             h1 { "Leaderboard" @if let Some(g) = game { " · " (g) } }
             p.muted {
                 "Weng-Lin ratings from every finished match, in the order they ended, per game and "
-                "overall; sorted by the conservative rating μ − 3σ. Matches in which a player failed "
-                "(no answer to START, or errors on more than half of its moves), self-play, puzzles "
-                "and human seats are not rated (docs/ratings.md)."
+                "overall; sorted by the conservative rating μ − 3σ."
+            }
+            details.card {
+                summary { "How the ratings work" }
+                ul {
+                    li { "Each player has a skill μ (25 at first) and an uncertainty σ (25/3 at first). "
+                         "After a match, the players are ranked by their goals (equal goals tie), and "
+                         "every pair's result moves μ by how surprising it was and shrinks σ." }
+                    li { "A rating reads " strong { "μ − 3σ" } " (μ ± 3σ): the first figure, "
+                         "conservative, is what the board sorts by, so that a player ranks high only "
+                         "after enough matches; the skill is almost surely within ± 3σ of μ." }
+                    li { "Not rated: matches in which a player failed (no answer to START, or errors "
+                         "on more than half of its moves), self-play, puzzles (one role) and matches "
+                         "with a person in a seat." }
+                }
             }
             form.inline method="get" action="/leaderboard" data-autosubmit {
                 label for="game" { "Game " }
