@@ -58,16 +58,21 @@ fn start_driver(binary: &PathBuf) -> Driver {
     Driver(child, port)
 }
 
-async fn browser(driver: &Driver, chromium: &PathBuf) -> Client {
+/// A browser session whose page is `width` × `height` CSS pixels. Below 500 px, headless
+/// Chromium's window does not shrink further: a phone's screen is emulated instead.
+async fn browser(driver: &Driver, chromium: &PathBuf, (width, height): (u32, u32)) -> Client {
+    let mut options = json!({
+        "binary": chromium,
+        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 format!("--window-size={},{}", width.max(500), height)],
+    });
+    if width < 500 {
+        options["mobileEmulation"] = json!({
+            "deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0},
+        });
+    }
     let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chromium,
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,1000"],
-        }),
-    );
+    caps.insert("goog:chromeOptions".into(), options);
     ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)
         .connect(&format!("http://127.0.0.1:{}", driver.1))
@@ -95,8 +100,9 @@ async fn text_of(c: &Client, css: &str) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_plays_and_watches_in_a_browser() {
+/// `chromedriver` and `chromium`, or `None` where they are missing (the test skipped, saying
+/// so; a failure where `GGP_BROWSER_TEST=required`).
+fn tools(test: &str) -> Option<(PathBuf, PathBuf)> {
     let (Some(chromedriver), Some(chromium)) = (
         on_path(&["chromedriver"]),
         on_path(&["chromium", "chromium-browser", "google-chrome"]),
@@ -107,17 +113,15 @@ async fn a_person_plays_and_watches_in_a_browser() {
             std::env::var("GGP_BROWSER_TEST").as_deref() != Ok("required"),
             "the browser test is required here, but {why}"
         );
-        eprintln!("skipping the browser test: {why}");
-        return;
+        eprintln!("skipping {test}: {why}");
+        return None;
     };
-    let db = temp_db("browser.sqlite");
-    let games = workspace().join("games").display().to_string();
-    let server = spawn_server(&db, &["--games", &games, "--grace-ms", "500"]);
-    let driver = start_driver(&chromedriver);
-    let c = browser(&driver, &chromium).await;
+    Some((chromedriver, chromium))
+}
 
-    // The dashboard, then the login with the admin token.
-    c.goto(&server.url).await.unwrap();
+/// The dashboard, then the login with the admin token.
+async fn log_in(c: &Client, url: &str) {
+    c.goto(url).await.unwrap();
     assert!(c.title().await.unwrap().contains("Gamemaster"));
     c.find(Locator::LinkText("Log in"))
         .await
@@ -137,6 +141,23 @@ async fn a_person_plays_and_watches_in_a_browser() {
         .click()
         .await
         .unwrap();
+    c.wait()
+        .for_element(Locator::XPath("//button[normalize-space()='Log out']"))
+        .await
+        .expect("logged in");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_and_watches_in_a_browser() {
+    let Some((chromedriver, chromium)) = tools("the browser test") else {
+        return;
+    };
+    let db = temp_db("browser.sqlite");
+    let games = workspace().join("games").display().to_string();
+    let server = spawn_server(&db, &["--games", &games, "--grace-ms", "500"]);
+    let driver = start_driver(&chromedriver);
+    let c = browser(&driver, &chromium, (1280, 1000)).await;
+    log_in(&c, &server.url).await;
     // A new match through the form: the game first (the form sends itself), then the seats.
     c.wait()
         .for_element(Locator::LinkText("New match"))
@@ -484,5 +505,153 @@ async fn a_person_plays_and_watches_in_a_browser() {
     }
     assert!(names.iter().any(|t| t.contains("montecarlo")), "{names:?}");
     assert!(names.iter().any(|t| t.contains("random")), "{names:?}");
+    c.close().await.unwrap();
+}
+
+/// How far the page reaches past a screen `width` CSS pixels wide (0 or less: it fits). The
+/// screen's width, not the window's: on an emulated phone, the window widens to a page wider
+/// than the screen, as a phone's browser zooms out.
+async fn overflow(c: &Client, width: i64) -> i64 {
+    c.execute("return document.documentElement.scrollWidth;", vec![])
+        .await
+        .unwrap()
+        .as_i64()
+        .unwrap()
+        - width
+}
+
+/// On a phone (a 400 × 800 window), with the corpus's `base` games loaded beside the project's
+/// when `../shared` is there (313 more): the dashboard, the games, the tournaments with the form
+/// open and the leaderboard fit the width; the form to make a tournament stays short, its games
+/// in a box that scrolls, and its filter box leaves only the games that match what is typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_fit_a_phone_and_the_tournament_form_finds_games() {
+    let Some((chromedriver, chromium)) = tools("the browser test at 400 px") else {
+        return;
+    };
+    let db = temp_db("browser-phone.sqlite");
+    let games = workspace().join("games").display().to_string();
+    let mut args = vec!["--games".to_string(), games];
+    match ggp_testdata::shared_dir() {
+        Some(shared) => {
+            args.push("--games".into());
+            args.push(shared.join("corpus/games/base").display().to_string());
+        }
+        None => eprintln!("../shared is absent: the project's games only, not the corpus's"),
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = spawn_server(&db, &args);
+    let driver = start_driver(&chromedriver);
+    let c = browser(&driver, &chromium, (400, 800)).await;
+    log_in(&c, &server.url).await;
+    // The phone's screen (the window is as wide while the page fits).
+    assert_eq!(
+        c.execute("return screen.width;", vec![]).await.unwrap(),
+        json!(400)
+    );
+
+    for path in ["/", "/games", "/tournaments"] {
+        c.goto(&format!("{}{path}", server.url)).await.unwrap();
+        c.wait().for_element(Locator::Css("main")).await.unwrap();
+        let past = overflow(&c, 400).await;
+        assert!(past <= 0, "{path} is {past} px wider than a 400 px screen");
+    }
+    // The games' filter box leaves the rows that match.
+    c.goto(&format!("{}/games", server.url)).await.unwrap();
+    c.find(Locator::Css("input[data-filter=game-rows]"))
+        .await
+        .unwrap()
+        .send_keys("tictac")
+        .await
+        .unwrap();
+    let mut rows = Vec::new();
+    for row in c.find_all(Locator::Css("#game-rows tr")).await.unwrap() {
+        if row.is_displayed().await.unwrap() {
+            rows.push(row.text().await.unwrap());
+        }
+    }
+    assert!(rows.iter().any(|t| t.starts_with("tictactoe")), "{rows:?}");
+    assert!(
+        rows.iter().all(|t| t.to_lowercase().contains("tictac")),
+        "{rows:?}"
+    );
+    // The leaderboard is in the navigation.
+    c.find(Locator::Css("header.top nav a[href='/leaderboard']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait().for_element(Locator::Id("game")).await.unwrap();
+    assert_eq!(c.current_url().await.unwrap().path(), "/leaderboard");
+    let past = overflow(&c, 400).await;
+    assert!(
+        past <= 0,
+        "/leaderboard is {past} px wider than a 400 px screen"
+    );
+
+    // No tournament yet: the form is open.
+    c.goto(&format!("{}/tournaments", server.url))
+        .await
+        .unwrap();
+    let form = c.find(Locator::Id("new-tournament")).await.unwrap();
+    let height = c
+        .execute(
+            "return arguments[0].getBoundingClientRect().height;",
+            vec![serde_json::to_value(&form).unwrap()],
+        )
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    assert!(height < 2000.0, "the tournament form is {height} px tall");
+    let all = c
+        .find_all(Locator::Css("#tournament-games label"))
+        .await
+        .unwrap()
+        .len();
+    assert!(all > 1, "{all} games in the form");
+
+    // Typing in the filter box leaves the games whose name has it, and keeps a checked one.
+    c.find(Locator::Css("#tournament-games input[value=connect4]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Css("input[data-filter=tournament-games]"))
+        .await
+        .unwrap()
+        .send_keys("tictac\u{E007}")
+        .await
+        .unwrap();
+    let mut shown = Vec::new();
+    for label in c
+        .find_all(Locator::Css("#tournament-games label"))
+        .await
+        .unwrap()
+    {
+        if label.is_displayed().await.unwrap() {
+            shown.push(label.text().await.unwrap());
+        }
+    }
+    assert!(
+        shown.iter().any(|t| t.starts_with("tictactoe")),
+        "{shown:?}"
+    );
+    assert!(shown.iter().any(|t| t.starts_with("connect4")), "{shown:?}");
+    assert!(
+        shown
+            .iter()
+            .all(|t| t.to_lowercase().contains("tictac") || t.starts_with("connect4")),
+        "{shown:?}"
+    );
+    assert!(shown.len() < all, "nothing was filtered out: {shown:?}");
+    // Enter (sent above) filtered without sending the form.
+    assert_eq!(
+        c.current_url().await.unwrap().path(),
+        "/tournaments",
+        "Enter in the filter box sent the form"
+    );
     c.close().await.unwrap();
 }

@@ -2,7 +2,7 @@
 
 use maud::{Markup, html};
 
-use super::{Nav, csrf, game_url, page, time};
+use super::{Nav, csrf, filter_box, game_url, page, time};
 use crate::auth::Viewer;
 use crate::db::{GameSummary, MatchRow, Version};
 use crate::highlight;
@@ -37,9 +37,10 @@ pub fn list(viewer: &Viewer, games: &[GameSummary]) -> Markup {
             @if games.is_empty() {
                 p.muted { "No game yet." }
             } @else {
+                (filter_box("game-rows", "Filter the games by name or role"))
                 table.list {
                     thead { tr { th { "Game" } th { "Roles" } th.num { "Versions" } th { "Engine" } th.num { "Matches" } th { "Updated" } } }
-                    tbody {
+                    tbody #game-rows {
                         @for g in games {
                             tr {
                                 td { a href=(game_url(&g.key)) { (g.key) } }

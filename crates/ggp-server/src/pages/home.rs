@@ -101,6 +101,9 @@ pub fn home(
                                 li { a href=(game_url(&g.key)) { (g.key) } }
                             }
                         }
+                        @if games.len() > 40 {
+                            p { a href="/games" { "All " (games.len()) " games" } }
+                        }
                     }
                 }
             }

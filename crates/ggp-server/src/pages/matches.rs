@@ -114,10 +114,11 @@ pub fn new_match(
             @if let Some(error) = error { p.error-message { (error) } }
             form.card.narrow method="get" action="/matches/new" data-autosubmit="" {
                 label for="game" { "Game" }
+                (super::filter_box("game", "Filter the games"))
                 select #game name="game" required {
                     option value="" disabled selected[chosen.is_none()] { "choose a game" }
                     @for g in games {
-                        option value=(g.key) selected[g.key == key] { (g.key) " (" (g.latest.roles.len()) " role" @if g.latest.roles.len() != 1 { "s" } ")" }
+                        option value=(g.key) selected[g.key == key] { (g.key) " (" (super::role_count(g.latest.roles.len())) ")" }
                     }
                 }
                 noscript { button type="submit" { "Choose" } }

@@ -89,6 +89,25 @@ pub fn csrf(viewer: &Viewer) -> Markup {
     html! { input type="hidden" name="csrf" value=(viewer.csrf); }
 }
 
+/// A search box over the element with the id `list` (a list of choices, a table's body, a
+/// select's options): as a person types, app.js hides its items whose text does not contain
+/// it (a checked one stays).
+pub fn filter_box(list: &str, what: &str) -> Markup {
+    html! {
+        input.filter type="search" data-filter=(list) placeholder=(what) aria-label=(what)
+            autocomplete="off";
+    }
+}
+
+/// "1 role", "3 roles".
+pub fn role_count(n: usize) -> String {
+    if n == 1 {
+        "1 role".into()
+    } else {
+        format!("{n} roles")
+    }
+}
+
 /// A path segment with everything but unreserved characters percent-encoded.
 pub fn path_part(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -3,7 +3,9 @@
 
 use maud::{Markup, html};
 
-use super::{Nav, csrf, game_url, match_url, page, player_url, status_badge};
+use super::{
+    Nav, csrf, filter_box, game_url, match_url, page, player_url, role_count, status_badge,
+};
 use crate::auth::Viewer;
 use crate::db::{GameSummary, Player};
 use crate::ratings::{Entry, Rating, Standing};
@@ -93,17 +95,23 @@ pub fn list(
                         }
                         fieldset {
                             legend { "Games" }
-                            @for g in games {
-                                label.check { input type="checkbox" name="game" value=(g.key); " " (g.key) span.muted { " (" (g.latest.roles.len()) " roles)" } }
+                            (filter_box("tournament-games", "Filter the games"))
+                            div.choices #tournament-games {
+                                @for g in games {
+                                    label.check { input type="checkbox" name="game" value=(g.key); span { (g.key) } span.muted { (role_count(g.latest.roles.len())) } }
+                                }
                             }
                         }
                         fieldset {
                             legend { "Players" }
-                            @for name in ggp_play::StrategyKind::NAMES {
-                                label.check { input type="checkbox" name="player" value=(name); " " (name) span.muted { " (built in)" } }
-                            }
-                            @for p in players {
-                                label.check { input type="checkbox" name="player" value=(p.name); " " (p.name) }
+                            (filter_box("tournament-players", "Filter the players"))
+                            div.choices #tournament-players {
+                                @for name in ggp_play::StrategyKind::NAMES {
+                                    label.check { input type="checkbox" name="player" value=(name); span { (name) } span.muted { "built in" } }
+                                }
+                                @for p in players {
+                                    label.check { input type="checkbox" name="player" value=(p.name); span { (p.name) } }
+                                }
                             }
                         }
                         div.row {
