@@ -398,6 +398,8 @@ function follow() {
     decorate();
     root.dataset.live = 'false';
     root.dataset.over = s.status;
+    // Nothing is left to abort.
+    document.getElementById('abort-form')?.remove();
     if (seat) {
       seatMoves.replaceChildren();
       seatStatus.textContent = s.status === 'finished'

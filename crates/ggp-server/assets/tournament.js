@@ -1,5 +1,7 @@
 // A tournament's page follows it: every two seconds, while it is not finished, the part with
-// its progress, standings and matches is fetched again and put in place when it changed.
+// its progress, standings and matches is fetched again and put in place when it changed. When
+// its status changes (paused, resumed, ended: here or elsewhere), the page is loaded again, so
+// that its controls are those of the new status.
 
 const live = () => document.getElementById('live');
 const path = `${location.pathname.replace(/\/$/, '')}/live`;
@@ -17,6 +19,10 @@ async function refresh() {
         holder.innerHTML = html;
         const fresh = holder.firstElementChild;
         if (fresh) {
+          if (fresh.dataset.status !== current.dataset.status) {
+            location.reload();
+            return;
+          }
           current.replaceWith(fresh);
           last = html;
         }

@@ -381,6 +381,10 @@ async fn a_person_plays_and_watches_in_a_browser() {
     c.goto(&format!("{}/matches/{id}", server.url))
         .await
         .unwrap();
+    // The admin may abort it while it runs.
+    if text_of(&c, "#status").await == "live" {
+        c.find(Locator::Id("abort-form")).await.unwrap();
+    }
     let mut seen = std::collections::BTreeSet::new();
     let started = Instant::now();
     loop {
@@ -415,6 +419,11 @@ async fn a_person_plays_and_watches_in_a_browser() {
     .await;
     let label = text_of(&c, "#step-label").await;
     assert_eq!(label, format!("state {steps} of {steps}"));
+    // Over, it has nothing left to abort: the button is gone without a reload.
+    until(2, "the abort button gone at the match's end", || async {
+        c.find(Locator::Id("abort-form")).await.is_err()
+    })
+    .await;
     let rows = c.find_all(Locator::Css("#moves tbody tr")).await.unwrap();
     assert_eq!(rows.len(), steps);
 
@@ -478,6 +487,13 @@ async fn a_person_plays_and_watches_in_a_browser() {
             c.find(Locator::Id("live")).await,
             Ok(e) if e.attr("data-status").await.ok().flatten().as_deref() == Some("finished")
         )
+    })
+    .await;
+    // Ended, it has nothing to pause or end any more.
+    until(3, "the tournament's controls gone at its end", || async {
+        c.find_all(Locator::Css("#tournament-actions button"))
+            .await
+            .is_ok_and(|buttons| buttons.is_empty())
     })
     .await;
     let standings = c

@@ -423,7 +423,7 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                             }
                         }
                         @if live && viewer.is_admin() {
-                            form method="post" action=(format!("{}/abort", match_url(&r.match_id))) {
+                            form #abort-form method="post" action=(format!("{}/abort", match_url(&r.match_id))) {
                                 (csrf(viewer))
                                 button.danger type="submit" { "Abort the match" }
                             }

@@ -230,7 +230,7 @@ pub fn tournament(
             div.title-row {
                 h1 { (t.name) }
                 @if viewer.is_admin() {
-                    div.actions {
+                    div.actions #tournament-actions {
                         @for (action, label, when) in [("pause", "Pause", "running"), ("resume", "Resume", "paused")] {
                             @if t.status == when {
                                 form.inline method="post" action=(format!("{}/{action}", tournament_url(t.id))) {
