@@ -252,12 +252,31 @@ fn kif_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     Ok(out)
 }
 
+/// The game files imported at one start, by key: a key is one game, so a second file of the
+/// same name (in another `--games` directory, or another folder of one) is refused, rather
+/// than made the key's next version, and the first's again at the next start, and so on.
+pub type ImportedKeys = std::collections::HashMap<String, PathBuf>;
+
 /// Imports every `.kif` file under `dir`: its key is its file name's stem; rules that are the
-/// key's latest version already add nothing; files with blocking errors are refused.
-pub async fn import(db: &Db, dir: &Path) -> Result<Imported, ImportError> {
+/// key's latest version already add nothing; files with blocking errors are refused, and so
+/// are files whose key a file read earlier in this start (`taken`) has.
+pub async fn import(
+    db: &Db,
+    dir: &Path,
+    taken: &mut ImportedKeys,
+) -> Result<Imported, ImportError> {
     let files = kif_files(dir)?;
     let mut report = Imported::default();
     for path in files {
+        let key = key_from_file_name(&path.to_string_lossy());
+        if let Some(first) = taken.get(&key) {
+            let why = format!(
+                "its key `{key}` is that of {}, read before it: a key names one game (rename one of them)",
+                first.display()
+            );
+            report.refused.push((path, why));
+            continue;
+        }
         let bytes = match read_rules_file(&path) {
             Ok(b) => b,
             Err(e) => {
@@ -265,8 +284,8 @@ pub async fn import(db: &Db, dir: &Path) -> Result<Imported, ImportError> {
                 continue;
             }
         };
+        taken.insert(key.clone(), path.clone());
         let (text, decoding) = gdl_syntax::cst::decode(&bytes);
-        let key = key_from_file_name(&path.to_string_lossy());
         match add(db, &key, text, decoding, path.display().to_string()).await {
             Ok((added, _)) if added.new => report.added += 1,
             Ok(_) => report.unchanged += 1,

@@ -93,8 +93,9 @@ impl Gamemaster {
         let server = tournament::register(&db, config.kind, &host)
             .await
             .map_err(StartError::Servers)?;
+        let mut keys = games::ImportedKeys::new();
         for dir in &config.games {
-            let imported = games::import(&db, dir).await;
+            let imported = games::import(&db, dir, &mut keys).await;
             startup.imported.push((dir.clone(), imported));
         }
         let admission = limits::Admission::new(config.limits);

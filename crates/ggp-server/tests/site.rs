@@ -1641,3 +1641,53 @@ async fn a_body_that_never_ends_is_answered_in_time() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+/// Two `--games` directories with a file of the same name: the key is the first's; the second
+/// is refused, saying whose key it is, and a second start adds no version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_is_one_game_across_the_games_directories() {
+    let other = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site-other-games");
+    std::fs::create_dir_all(&other).unwrap();
+    let theirs = other.join("tictactoe.kif");
+    std::fs::write(
+        &theirs,
+        format!("; another tic-tac-toe\n{TICTACTOE}\n(foo)"),
+    )
+    .unwrap();
+    let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../games");
+    let db = database(Backend::Sqlite, "two-game-dirs");
+    for start in 0..2 {
+        let config = Config {
+            games: vec![ours.clone(), other.clone()],
+            ..Config::new(db.clone(), ADMIN.into())
+        };
+        let (state, startup) = Gamemaster::start(config).await.unwrap();
+        let second = startup.imported[1].1.as_ref().unwrap();
+        assert_eq!(
+            (second.added, second.unchanged),
+            (0, 0),
+            "start {start}: {second:?}"
+        );
+        let [(file, why)] = &second.refused[..] else {
+            panic!("start {start}: {second:?}");
+        };
+        assert_eq!(file, &theirs);
+        let first = ours.join("tictactoe.kif");
+        assert_eq!(
+            why,
+            &format!(
+                "its key `tictactoe` is that of {}, read before it: a key names one game (rename one of them)",
+                first.display()
+            )
+        );
+        let s = Site {
+            app: router(state.clone()),
+            state,
+        };
+        let game = s.get("/api/games/tictactoe").await.json();
+        assert_eq!(game["versions"].as_array().unwrap().len(), 1, "{game}");
+        s.state
+            .shut_down("the test ends", Duration::from_secs(5))
+            .await;
+    }
+}
