@@ -841,6 +841,21 @@ async fn answers_name_nothing_of_the_server_s_files_or_network() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(status, "unreachable");
+    // New match offers it apart, saying what its seat will play.
+    let (cookie, _) = s.login(ADMIN).await;
+    let form = s
+        .get_as("/matches/new?game=tictactoe", Some(&cookie))
+        .await
+        .body;
+    let apart = form
+        .split(r#"<optgroup label="Unreachable at the last INFO: a random legal move is played for each of theirs">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</optgroup>").next())
+        .unwrap_or_else(|| panic!("no group of unreachable players: {form}"));
+    assert!(
+        apart.contains(r#"<option value="far">far (unreachable)</option>"#),
+        "{apart}"
+    );
     let public = s.get("/api/players").await.json();
     assert!(public[0].get("detail").is_none(), "{public}");
     assert!(

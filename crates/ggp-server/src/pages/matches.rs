@@ -142,10 +142,19 @@ pub fn new_match(
                             optgroup label="A person, on the match page" {
                                 option value="human" { "human" }
                             }
-                            @if !players.is_empty() {
+                            @let (reachable, unreachable): (Vec<&Player>, Vec<&Player>) =
+                                players.iter().partition(|p| p.status != "unreachable");
+                            @if !reachable.is_empty() {
                                 optgroup label="Registered players" {
-                                    @for p in players {
+                                    @for p in reachable {
                                         option value=(p.name) { (p.name) " (" (p.status) ")" }
+                                    }
+                                }
+                            }
+                            @if !unreachable.is_empty() {
+                                optgroup label="Unreachable at the last INFO: a random legal move is played for each of theirs" {
+                                    @for p in unreachable {
+                                        option value=(p.name) { (p.name) " (unreachable)" }
                                     }
                                 }
                             }
