@@ -23,6 +23,11 @@ const FILES: &[(&str, &str, &str)] = &[
         include_str!("../assets/match.js"),
     ),
     (
+        "home.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/home.js"),
+    ),
+    (
         "tournament.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/tournament.js"),

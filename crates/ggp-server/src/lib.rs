@@ -158,6 +158,7 @@ impl Gamemaster {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/", get(web::home))
+        .route("/dashboard/now", get(web::dashboard_now))
         .route("/login", get(web::login_page).post(web::login))
         .route("/logout", post(web::logout))
         .route("/games", get(web::games).post(web::upload))

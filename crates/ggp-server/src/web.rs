@@ -74,7 +74,22 @@ pub async fn asset(Path(name): Path<String>) -> Response {
 
 pub async fn home(State(gm): State<AppState>, viewer: Viewer) -> PageResult {
     let live = live::all(&gm);
-    let recent: Vec<_> = gm
+    let recent = recent_matches(&gm).await?;
+    let players = gm.db.players().await?;
+    let games = gm.db.games().await?;
+    ok(pages::home::home(&viewer, &live, &recent, &players, &games))
+}
+
+/// The dashboard's live and recent matches alone, for its script.
+pub async fn dashboard_now(State(gm): State<AppState>) -> PageResult {
+    let live = live::all(&gm);
+    let recent = recent_matches(&gm).await?;
+    ok(pages::home::now(&live, &recent))
+}
+
+/// The last 8 matches that are not live.
+async fn recent_matches(gm: &AppState) -> Result<Vec<crate::db::MatchRow>, PageError> {
+    Ok(gm
         .db
         .matches(MatchFilter {
             limit: 10,
@@ -84,10 +99,7 @@ pub async fn home(State(gm): State<AppState>, viewer: Viewer) -> PageResult {
         .into_iter()
         .filter(|m| m.status != "live")
         .take(8)
-        .collect();
-    let players = gm.db.players().await?;
-    let games = gm.db.games().await?;
-    ok(pages::home::home(&viewer, &live, &recent, &players, &games))
+        .collect())
 }
 
 // ----- login -----

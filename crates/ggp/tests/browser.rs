@@ -366,18 +366,26 @@ async fn a_person_plays_and_watches_in_a_browser() {
     );
     assert!(text_of(&c, "#board").await.contains("car"));
 
-    // Two built-in players on connect four, a little slowed down: the page follows live.
+    // Two built-in players on connect four, a little slowed down: the dashboard, opened
+    // before it starts, shows it without a reload, and its page follows it live.
+    c.goto(&server.url).await.unwrap();
+    c.wait().for_element(Locator::Id("live")).await.unwrap();
     let (status, created) = api(
         "POST",
         &format!("{}/api/matches", server.url),
         Some(ADMIN_TOKEN),
         Some(
             json!({"game": "connect4", "players": ["random", "random"], "startclock": 1,
-                    "playclock": 5, "delay": 150}),
+                    "playclock": 5, "delay": 300}),
         ),
     );
     assert_eq!(status, 201, "{created}");
     let id = created["id"].as_str().unwrap().to_string();
+    let link = format!("#live a[href='/matches/{id}'], #recent a[href='/matches/{id}']");
+    until(10, "the new match on the open dashboard", || async {
+        c.find(Locator::Css(&link)).await.is_ok()
+    })
+    .await;
     c.goto(&format!("{}/matches/{id}", server.url))
         .await
         .unwrap();

@@ -40,40 +40,7 @@ pub fn home(
                 }
             }
             div.grid {
-                section.card #live {
-                    h2 { "Live matches" }
-                    @if live.is_empty() {
-                        p.muted { "No match is being played now." }
-                    } @else {
-                        ul.matches {
-                            @for m in live {
-                                @let steps = m.record().map_or(0, |r| r.moves.len());
-                                li {
-                                    a href=(match_url(&m.id)) {
-                                        strong { (m.game) } " · "
-                                        (m.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs "))
-                                    }
-                                    " " span.muted { "step " (steps) }
-                                }
-                            }
-                        }
-                    }
-                }
-                section.card #recent {
-                    h2 { a href="/matches" { "Recent matches" } }
-                    @if recent.is_empty() {
-                        p.muted { "None yet." }
-                    } @else {
-                        ul.matches {
-                            @for m in recent {
-                                li {
-                                    a href=(match_url(&m.id)) { strong { (m.game) } " · " (versus(m)) }
-                                    " " (status_badge(&m.status))
-                                }
-                            }
-                        }
-                    }
-                }
+                (now(live, recent))
                 section.card #players {
                     h2 { a href="/players" { "Players" } }
                     p.muted { "Built in, always available: " (ggp_play::StrategyKind::NAMES.join(", ")) ", and " em { "human" } " (you, on the match page)." }
@@ -107,8 +74,51 @@ pub fn home(
                     }
                 }
             }
+            script type="module" src=(crate::assets::url("home.js")) {}
         },
     )
+}
+
+/// The dashboard's lists of what is played now and what was: its live matches and its recent
+/// ones. Sent alone (`/dashboard/now`) to the page's script, which puts them in place every
+/// few seconds, so that a match started after the page was opened shows without a reload.
+pub fn now(live: &[std::sync::Arc<Live>], recent: &[MatchRow]) -> Markup {
+    html! {
+        section.card #live {
+            h2 { "Live matches" }
+            @if live.is_empty() {
+                p.muted { "No match is being played now." }
+            } @else {
+                ul.matches {
+                    @for m in live {
+                        @let steps = m.record().map_or(0, |r| r.moves.len());
+                        li {
+                            a href=(match_url(&m.id)) {
+                                strong { (m.game) } " · "
+                                (m.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs "))
+                            }
+                            " " span.muted { "step " (steps) }
+                        }
+                    }
+                }
+            }
+        }
+        section.card #recent {
+            h2 { a href="/matches" { "Recent matches" } }
+            @if recent.is_empty() {
+                p.muted { "None yet." }
+            } @else {
+                ul.matches {
+                    @for m in recent {
+                        li {
+                            a href=(match_url(&m.id)) { strong { (m.game) } " · " (versus(m)) }
+                            " " (status_badge(&m.status))
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `alice 100 vs random 0`, or `alice vs random` while unfinished.
