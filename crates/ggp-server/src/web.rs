@@ -342,6 +342,7 @@ pub async fn register(
             &[],
             Some(&token),
             None,
+            &Default::default(),
         )),
         Err(e @ (Error::BadRequest(_) | Error::Conflict(_))) => with_status(
             e.status(),
@@ -365,13 +366,20 @@ pub async fn player(
             ..MatchFilter::default()
         })
         .await?;
-    let ratings = crate::tournament::ratings(&gm.db).await?;
+    let played = crate::tournament::played(&gm.db, None).await?;
+    let ratings = crate::tournament::rate(&played);
+    let failed = played
+        .iter()
+        .filter(|m| m.failed_by(&p.name))
+        .map(|m| m.match_id.clone())
+        .collect();
     ok(pages::players::player(
         &viewer,
         &p,
         &matches,
         None,
         Some(&ratings),
+        &failed,
     ))
 }
 

@@ -856,6 +856,36 @@ async fn answers_name_nothing_of_the_server_s_files_or_network() {
         apart.contains(r#"<option value="far">far (unreachable)</option>"#),
         "{apart}"
     );
+    // A match it cannot play (its START unanswered, a random legal move played for each of
+    // its moves) is not counted as won on its page, whatever its goal: it is counted failed.
+    let created = s
+        .api(
+            "POST",
+            "/api/matches",
+            Some(ADMIN),
+            json!({"game": "tictactoe", "players": ["far", "random"], "startclock": 1, "playclock": 1}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let record = s.finished(created.json()["id"].as_str().unwrap()).await;
+    assert_eq!(record["status"], "finished", "{record}");
+    let page = s.get("/players/far").await.body;
+    let row = page
+        .split(r#"<a href="/games/tictactoe">tictactoe</a></td>"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no tictactoe row: {page}"));
+    let cells: Vec<&str> = row
+        .split(r#"<td class="num">"#)
+        .skip(1)
+        .map(|c| c.split("</td>").next().unwrap())
+        .collect();
+    // Matches, finished, mean goal, won, failed, rating.
+    assert_eq!(
+        (cells[0], cells[1], cells[3], cells[4], cells[5]),
+        ("1", "1", "0", "1", "—"),
+        "{row}"
+    );
     let public = s.get("/api/players").await.json();
     assert!(public[0].get("detail").is_none(), "{public}");
     assert!(

@@ -1,6 +1,6 @@
 //! Pages of players: the list, a player with its results, registration.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use maud::{Markup, html};
 
@@ -62,15 +62,20 @@ struct Tally {
     finished: usize,
     goals: u64,
     wins: usize,
+    /// Finished matches the player failed in (see [`crate::ratings::failed`]).
+    failed: usize,
 }
 
-/// A player's page; `ratings` (from every rated match) adds its rating overall and per game.
+/// A player's page; `ratings` (from every rated match) adds its rating overall and per game;
+/// `failed` holds the ids of the matches it failed in (no answer to START, or errors on more
+/// than half of its moves), which are not counted as won, whatever the goals say.
 pub fn player(
     viewer: &Viewer,
     p: &Player,
     matches: &[MatchRow],
     token: Option<&str>,
     ratings: Option<&Ratings>,
+    failed: &HashSet<String>,
 ) -> Markup {
     let mut per_game: BTreeMap<&str, Tally> = BTreeMap::new();
     for m in matches {
@@ -88,7 +93,10 @@ pub fn player(
         {
             t.finished += 1;
             t.goals += u64::from(goal);
-            if m.goals
+            if failed.contains(&m.id) {
+                t.failed += 1;
+            } else if m
+                .goals
                 .iter()
                 .enumerate()
                 .all(|(k, &g)| k == seat || g < goal)
@@ -152,7 +160,7 @@ pub fn player(
                 p.muted { "No match yet." }
             } @else {
                 table.list {
-                    thead { tr { th { "Game" } th.num { "Matches" } th.num { "Finished" } th.num { "Mean goal" } th.num { "Won" } th.num { "Rating" } } }
+                    thead { tr { th { "Game" } th.num { "Matches" } th.num { "Finished" } th.num { "Mean goal" } th.num { "Won" } th.num title="No answer to START, or errors on more than half of its moves: not rated, and not won whatever the goals" { "Failed" } th.num { "Rating" } } }
                     tbody {
                         @for (game, t) in &per_game {
                             tr {
@@ -161,6 +169,7 @@ pub fn player(
                                 td.num { (t.finished) }
                                 td.num { @if t.finished > 0 { (format!("{:.1}", t.goals as f64 / t.finished as f64)) } @else { "—" } }
                                 td.num { (t.wins) }
+                                td.num { (t.failed) }
                                 td.num {
                                     @match ratings.and_then(|r| r.per_game(game, &p.name)) {
                                         Some(r) => (rating(&r)),

@@ -32,7 +32,7 @@ pub use model::{
     Format, MAX_GAMES, MAX_PLAYERS, MAX_ROUNDS, MAX_SCHEDULE, Progress, ScheduledMatch, Tournament,
     TournamentGame, TournamentRequest, scheduled_matches, set_status, tournament, tournaments,
 };
-pub use results::{Played, played, ratings, standings};
+pub use results::{Played, played, rate, ratings, standings};
 pub(crate) use servers::log;
 pub use servers::{Host, Reaped, heartbeat, reap, register, unregister};
 pub use work::{keep_alive, match_ended, work};

@@ -23,6 +23,14 @@ pub struct Played {
 }
 
 impl Played {
+    /// Whether `player` (its name in any case) failed in this match.
+    pub fn failed_by(&self, player: &str) -> bool {
+        self.players
+            .iter()
+            .zip(&self.failed)
+            .any(|(name, &failed)| failed && name.eq_ignore_ascii_case(player))
+    }
+
     pub fn result(&self) -> crate::ratings::MatchResult<'_> {
         crate::ratings::MatchResult {
             game: &self.game,
@@ -147,10 +155,14 @@ pub async fn standings(db: &Db, id: i64) -> Result<Vec<crate::ratings::Standing>
 
 /// The ratings from every finished served match, in the order they ended.
 pub async fn ratings(db: &Db) -> Result<crate::ratings::Ratings, Error> {
-    let played = played(db, None).await?;
+    Ok(rate(&played(db, None).await?))
+}
+
+/// The ratings from these finished matches, in their order.
+pub fn rate(played: &[Played]) -> crate::ratings::Ratings {
     let mut ratings = crate::ratings::Ratings::new();
-    for p in &played {
+    for p in played {
         ratings.record(&p.result());
     }
-    Ok(ratings)
+    ratings
 }
