@@ -33,9 +33,10 @@ for (const box of document.querySelectorAll('input[data-filter]')) {
       item.hidden = query !== '' && !checked && !item.textContent.toLowerCase().includes(query);
     }
   });
-  // Enter filters; neither it nor the box's change sends the form the box is in.
+  // Enter filters; neither it nor the box's change sends the form the box is in, unless that
+  // form is a search (the games' page: Enter searches on the server too).
   box.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter') event.preventDefault();
+    if (event.key === 'Enter' && !box.closest('form.search')) event.preventDefault();
   });
   box.addEventListener('change', (event) => event.stopPropagation());
 }

@@ -18,6 +18,7 @@ use crate::error::{ApiError, ApiResult, Error};
 use crate::live::{self, Asker, MatchRequest, Sight};
 use crate::seat::SeatKind;
 use crate::state::AppState;
+use crate::tags::{Search, Tag};
 use crate::{games, players};
 
 pub fn router() -> Router<AppState> {
@@ -113,8 +114,26 @@ fn number<T: std::str::FromStr>(
         .transpose()
 }
 
-async fn list_games(State(gm): State<AppState>) -> ApiResult<Json<Value>> {
-    Ok(Json(json!(gm.db.games().await?)))
+/// The games (found by `?q=` words and `?tags=` tags, as on the games' page), each with its
+/// tags.
+async fn list_games(State(gm): State<AppState>, params: Params) -> ApiResult<Json<Value>> {
+    let search = Search::from_query(&params).map_err(|e| Error::BadRequest(e.to_string()))?;
+    let games: Vec<Value> = gm
+        .db
+        .games()
+        .await?
+        .into_iter()
+        .filter_map(|g| {
+            let tags = Tag::of(&g);
+            if !search.matches(&g, &tags) {
+                return None;
+            }
+            let mut value = json!(g);
+            value["tags"] = json!(tags.iter().map(Tag::slug).collect::<Vec<_>>());
+            Some(value)
+        })
+        .collect();
+    Ok(Json(json!(games)))
 }
 
 #[derive(Deserialize)]

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::seat::SeatKind;
+use crate::traits::Traits;
 use crate::verdict::Verdict;
 
 mod sqlite_files {
@@ -28,7 +29,7 @@ mod postgres_files {
 pub const SCHEMA: Schema = Schema {
     owner: "Gamemaster",
     history: "ggp_server_migrations",
-    latest: 3,
+    latest: 4,
     sqlite: sqlite_files::migrations::runner,
     postgres: postgres_files::migrations::runner,
     legacy,
@@ -49,7 +50,7 @@ fn legacy(version: usize) -> i32 {
 const POOL: usize = 16;
 
 /// What the trial of a version found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Analysis {
     /// Which engine plays the rules.
     pub engine: Verdict,
@@ -57,6 +58,8 @@ pub struct Analysis {
     pub fluents: Vec<String>,
     /// Bytes at the trial's peak (0 when it was charged to no account).
     pub memory: usize,
+    /// Its turns, board, length, GDL-II.
+    pub traits: Traits,
 }
 
 /// The database: the writer and a pool of readers.
@@ -102,6 +105,8 @@ pub struct Version {
     /// `None` until analysed: what a match's share of the memory is reckoned from.
     #[serde(skip)]
     pub memory: Option<i64>,
+    /// What its trial measured besides the engine, or `None` until analysed.
+    pub traits: Option<Traits>,
     #[serde(skip)]
     pub rules: Option<String>,
     #[serde(skip)]
@@ -114,6 +119,9 @@ pub struct GameSummary {
     pub key: String,
     pub versions: i64,
     pub matches: i64,
+    /// One of the project's own games (the first `--games` directory's, at the last start
+    /// with one): listed first.
+    pub featured: bool,
     pub latest: Version,
 }
 
@@ -230,8 +238,7 @@ pub struct NewSeat {
     pub token_hash: Option<String>,
 }
 
-const VERSION_COLUMNS: &str =
-    "v.id, g.key, v.version, v.roles, v.hash, v.warnings, v.source, v.created, v.engine, v.memory";
+const VERSION_COLUMNS: &str = "v.id, g.key, v.version, v.roles, v.hash, v.warnings, v.source, v.created, v.engine, v.memory, v.traits";
 
 fn version_row(row: &Row) -> sql::Result<Version> {
     Ok(Version {
@@ -247,6 +254,9 @@ fn version_row(row: &Row) -> sql::Result<Version> {
             .get::<_, Option<String>>(8)?
             .map(|text| Verdict::parse(&text)),
         memory: row.get(9)?,
+        traits: row
+            .get::<_, Option<String>>(10)?
+            .and_then(|text| Traits::parse(&text)),
         rules: None,
         fluents: None,
     })
@@ -353,11 +363,12 @@ impl Db {
                         (SELECT count(*) FROM game_versions w WHERE w.game_ref = g.id),
                         (SELECT count(*) FROM served_matches s
                            JOIN game_versions w ON s.game_version_ref = w.id
-                           WHERE w.game_ref = g.id)
+                           WHERE w.game_ref = g.id),
+                        g.featured
                      FROM games g JOIN game_versions v ON v.game_ref = g.id
                      WHERE v.version = (SELECT max(version) FROM game_versions w
                                         WHERE w.game_ref = g.id)
-                     ORDER BY lower(g.key), g.key"
+                     ORDER BY g.featured DESC, lower(g.key), g.key"
                 ))
                 .map_err(sql)?;
             let rows = st
@@ -365,8 +376,9 @@ impl Db {
                     Ok(GameSummary {
                         latest: version_row(row)?,
                         key: row.get(1)?,
-                        versions: row.get(10)?,
-                        matches: row.get(11)?,
+                        versions: row.get(11)?,
+                        matches: row.get(12)?,
+                        featured: row.get::<_, i64>(13)? != 0,
                     })
                 })
                 .map_err(sql)?;
@@ -391,8 +403,8 @@ impl Db {
                     params![key, version],
                     |row| {
                         let mut v = version_row(row)?;
-                        v.rules = Some(row.get(10)?);
-                        v.fluents = row.get::<_, Option<String>>(11)?.map(|f| from_json(&f));
+                        v.rules = Some(row.get(11)?);
+                        v.fluents = row.get::<_, Option<String>>(12)?.map(|f| from_json(&f));
                         Ok(v)
                     },
                 )
@@ -431,7 +443,8 @@ impl Db {
             let mut st = db
                 .connection()
                 .prepare(
-                    "SELECT id, rules FROM game_versions WHERE engine IS NULL OR memory IS NULL ORDER BY id",
+                    "SELECT id, rules FROM game_versions
+                     WHERE engine IS NULL OR memory IS NULL OR traits IS NULL ORDER BY id",
                 )
                 .map_err(sql)?;
             let rows = st
@@ -516,14 +529,34 @@ impl Db {
             engine,
             fluents,
             memory,
+            traits,
         } = analysis;
         let memory = i64::try_from(memory).unwrap_or(i64::MAX);
         self.write(move |conn| {
             conn.execute(
-                "UPDATE game_versions SET engine = $1, fluents = $2, memory = $3 WHERE id = $4",
-                params![engine.to_string(), json(&fluents), memory, id],
+                "UPDATE game_versions SET engine = $1, fluents = $2, memory = $3, traits = $4
+                 WHERE id = $5",
+                params![
+                    engine.to_string(),
+                    json(&fluents),
+                    memory,
+                    traits.to_json(),
+                    id
+                ],
             )
             .map(drop)
+        })
+        .await
+    }
+
+    /// Makes the games of these keys the featured ones, and only them.
+    pub async fn set_featured(&self, keys: Vec<String>) -> Result<(), Error> {
+        self.write(move |conn| {
+            conn.execute("UPDATE games SET featured = 0 WHERE featured <> 0", ())?;
+            for key in &keys {
+                conn.execute("UPDATE games SET featured = 1 WHERE key = $1", [key])?;
+            }
+            Ok(())
         })
         .await
     }
@@ -950,6 +983,7 @@ mod tests {
             versions.sort_unstable();
             assert_eq!(versions, (1..=SCHEMA.latest).collect::<Vec<_>>());
         }
-        assert_eq!(legacy(ggp_match::LEGACY_LAST), SCHEMA.latest);
+        // The schema before refinery ended at `V3`; those after it are refinery's alone.
+        assert_eq!(legacy(ggp_match::LEGACY_LAST), 3);
     }
 }

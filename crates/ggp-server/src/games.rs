@@ -1,6 +1,6 @@
 //! The repository of games: checking rules before they are kept, importing a directory,
-//! and analysing each version once in the background (which engine plays it, and which
-//! fluents can hold, for drawing its board).
+//! and analysing each version once in the background (which engine plays it, which fluents
+//! can hold, for drawing its board, and its traits: turns, board size, length, GDL-II).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -10,10 +10,12 @@ use gdl_reason::StateMachine;
 use gdl_syntax::{Diagnostic, Item, SourceFile, Term as AstTerm};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use rand::seq::IndexedRandom;
 use sha2::{Digest, Sha256};
 
 use crate::db::{Added, Analysis, Db, NewVersion, Version};
 use crate::error::Error;
+use crate::traits::{Traits, Turns};
 use crate::verdict::Verdict;
 
 /// The largest rules accepted: a mebibyte (the largest game of the corpus is 425 KB).
@@ -347,10 +349,15 @@ fn verdict_stands(analysis: &Analysis, (process, own): (u64, u64)) -> bool {
 pub fn analyse(rules: &str) -> Analysis {
     let account = ggp_memory::current();
     let peak = || account.as_ref().map_or(0, ggp_memory::Account::peak);
+    let gdl2 = is_gdl2(rules);
     let unplayable = |why: String| Analysis {
         engine: Verdict::Unplayable(why),
         fluents: Vec::new(),
         memory: peak(),
+        traits: Traits {
+            gdl2,
+            ..Traits::default()
+        },
     };
     let mut machine = match ggp_play::load(rules) {
         Ok(m) => m,
@@ -408,9 +415,10 @@ pub fn analyse(rules: &str) -> Analysis {
         _ => false,
     };
     let mut rng = SmallRng::seed_from_u64(1);
+    let mut trial = Trial::default();
     'games: for _ in 0..64 {
         let mut state = initial.clone();
-        for _ in 0..500 {
+        for step in 0..500 {
             if Instant::now() > deadline || seen.len() >= MAX_FLUENTS {
                 break 'games;
             }
@@ -418,11 +426,17 @@ pub fn analyse(rules: &str) -> Analysis {
                 Ok(false) => {}
                 Ok(true) => {
                     let _ = machine.goals(&state);
+                    trial.ended(step);
                     break;
                 }
                 Err(_) => break,
             }
-            let Ok(joint) = machine.random_joint_move(&state, &mut rng) else {
+            let Ok(legal) = machine.all_legal_moves(&state) else {
+                break;
+            };
+            trial.choices(&legal);
+            let joint: Option<Vec<_>> = legal.iter().map(|m| m.choose(&mut rng).copied()).collect();
+            let Some(joint) = joint else {
                 break;
             };
             let Ok(next) = machine.next_state(&state, &joint) else {
@@ -440,11 +454,68 @@ pub fn analyse(rules: &str) -> Analysis {
     if refused() > building {
         return too_much_memory();
     }
+    let fluents: Vec<String> = seen.into_iter().take(MAX_FLUENTS).collect();
+    let board = crate::board::Geometry::detect(&fluents_as_terms(&fluents))
+        .map(|g| (g.columns.len(), g.rows.len()));
+    let traits = Traits {
+        turns: trial.turns(machine.roles().len()),
+        gdl2,
+        board,
+        steps: trial.mean_steps(),
+    };
     Analysis {
         engine,
-        fluents: seen.into_iter().take(MAX_FLUENTS).collect(),
+        fluents,
         memory: peak(),
+        traits,
     }
+}
+
+/// What the random games of a trial saw of the roles' choices and the games' lengths.
+#[derive(Default)]
+struct Trial {
+    /// States in which two roles or more had a choice.
+    simultaneous: usize,
+    /// States whose moves were read.
+    states: usize,
+    /// The games that ended, and their steps in all.
+    ended: usize,
+    steps: usize,
+}
+
+impl Trial {
+    fn choices<T>(&mut self, legal: &[Vec<T>]) {
+        self.states += 1;
+        if legal.iter().filter(|moves| moves.len() > 1).count() > 1 {
+            self.simultaneous += 1;
+        }
+    }
+
+    fn ended(&mut self, steps: usize) {
+        self.ended += 1;
+        self.steps += steps;
+    }
+
+    /// In turn or at once, for a game of several roles whose moves were read.
+    fn turns(&self, roles: usize) -> Option<Turns> {
+        match (roles, self.states, self.simultaneous) {
+            (0 | 1, _, _) | (_, 0, _) => None,
+            (_, _, 0) => Some(Turns::InTurn),
+            _ => Some(Turns::Simultaneous),
+        }
+    }
+
+    fn mean_steps(&self) -> Option<f64> {
+        (self.ended > 0).then(|| self.steps as f64 / self.ended as f64)
+    }
+}
+
+/// Fluents as the trial spells them, as terms.
+fn fluents_as_terms(fluents: &[String]) -> Vec<crate::term::Term> {
+    fluents
+        .iter()
+        .filter_map(|f| crate::term::parse(f))
+        .collect()
 }
 
 /// Analyses versions one at a time on a thread of its own, as their ids arrive (and those not
@@ -505,12 +576,7 @@ pub fn start_analysis(
 
 /// The fluents of a version as terms, for [`crate::board::Geometry::detect`].
 pub fn hint(version: &Version) -> Vec<crate::term::Term> {
-    version
-        .fluents
-        .iter()
-        .flatten()
-        .filter_map(|f| crate::term::parse(f))
-        .collect()
+    fluents_as_terms(version.fluents.as_deref().unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -580,6 +646,7 @@ mod tests {
             engine: Verdict::parse(engine),
             fluents: Vec::new(),
             memory: 0,
+            traits: Traits::default(),
         };
         let unplayable = verdict("unplayable: it needs more than 64 MiB of memory");
         assert!(verdict_stands(&unplayable, (0, 0)));

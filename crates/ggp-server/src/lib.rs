@@ -34,9 +34,11 @@ pub mod players;
 pub mod ratings;
 pub mod seat;
 mod state;
+pub mod tags;
 pub mod term;
 pub mod throttle;
 pub mod tournament;
+pub mod traits;
 pub mod verdict;
 mod web;
 
@@ -69,6 +71,9 @@ pub enum StartError {
     /// Reaping the matches of servers that are gone, or registering this one.
     #[error("{}", .0.message())]
     Servers(error::Error),
+    /// Marking the featured games.
+    #[error("{}", .0.message())]
+    Games(error::Error),
 }
 
 impl Gamemaster {
@@ -94,9 +99,15 @@ impl Gamemaster {
             .await
             .map_err(StartError::Servers)?;
         let mut keys = games::ImportedKeys::new();
+        let mut featured = None;
         for dir in &config.games {
             let imported = games::import(&db, dir, &mut keys).await;
             startup.imported.push((dir.clone(), imported));
+            // The first directory's games are the featured ones (the project's own).
+            featured.get_or_insert_with(|| keys.keys().cloned().collect::<Vec<_>>());
+        }
+        if let Some(featured) = featured {
+            db.set_featured(featured).await.map_err(StartError::Games)?;
         }
         let admission = limits::Admission::new(config.limits);
         let analysis = games::start_analysis(

@@ -154,8 +154,10 @@ fn admin_page(viewer: &Viewer) -> Result<(), PageError> {
 
 // ----- games -----
 
-pub async fn games(State(gm): State<AppState>, viewer: Viewer) -> PageResult {
-    ok(pages::games::list(&viewer, &gm.db.games().await?))
+pub async fn games(State(gm): State<AppState>, viewer: Viewer, params: Params) -> PageResult {
+    let search =
+        crate::tags::Search::from_query(&params).map_err(|e| Error::BadRequest(e.to_string()))?;
+    ok(pages::games::list(&viewer, &gm.db.games().await?, &search))
 }
 
 pub async fn upload_page(viewer: Viewer, params: Params) -> PageResult {

@@ -117,10 +117,10 @@ async fn carried_over(backend: Backend, version: usize, match_first: bool) {
     let db = Db::open(&url).unwrap_or_else(|e| panic!("version {version}: {e}"));
     let reader = ggp_match::Database::open_existing(&url).unwrap();
     assert_eq!(reader.applied_version(&MATCH_SCHEMA).unwrap(), 3);
-    assert_eq!(reader.applied_version(&SCHEMA).unwrap(), 3);
+    assert_eq!(reader.applied_version(&SCHEMA).unwrap(), 4);
     drop(reader);
     assert_eq!(recorded(&url, MATCH_SCHEMA.history), 3);
-    assert_eq!(recorded(&url, SCHEMA.history), 3);
+    assert_eq!(recorded(&url, SCHEMA.history), 4);
     assert_eq!(old_counter(&url), LEGACY_MOVED + version as i64);
 
     // The match and its step, as they were written.
@@ -153,7 +153,8 @@ async fn carried_over(backend: Backend, version: usize, match_first: bool) {
         assert_eq!(cups[0].name, "old cup");
     }
     // What the Gamemaster's later migrations added: servers and the schedule (5), a version's
-    // memory (6); a game version to analyse when there was none.
+    // memory (6), its traits and a game's being featured (its migration 4); a game version to
+    // analyse when there was none.
     let me = tournament::register(&db, "web", &tournament::Host::this())
         .await
         .unwrap();
@@ -176,21 +177,31 @@ async fn carried_over(backend: Backend, version: usize, match_first: bool) {
         })
         .await
         .unwrap();
+    let traits = ggp_server::traits::Traits {
+        turns: Some(ggp_server::traits::Turns::InTurn),
+        gdl2: false,
+        board: Some((3, 3)),
+        steps: Some(7.5),
+    };
     let analysis = Analysis {
         engine: Verdict::Fast,
         fluents: Vec::new(),
         memory: 456,
+        traits: traits.clone(),
     };
     db.set_analysis(added.id, analysis).await.unwrap();
     let v = db.version("tictactoe", Some(added.version)).await.unwrap();
-    assert_eq!(v.memory, Some(456));
+    assert_eq!((v.memory, v.traits), (Some(456), Some(traits)));
+    db.set_featured(vec!["tictactoe".into()]).await.unwrap();
+    let games = db.games().await.unwrap();
+    assert!(games.iter().all(|g| g.featured == (g.key == "tictactoe")));
     drop(db);
 
     // Opened again: nothing more to do, nothing recorded twice.
     let db = Db::open(&url).unwrap();
     drop(db);
     assert_eq!(recorded(&url, MATCH_SCHEMA.history), 3);
-    assert_eq!(recorded(&url, SCHEMA.history), 3);
+    assert_eq!(recorded(&url, SCHEMA.history), 4);
 }
 
 /// How many of the Gamemaster's migrations old `version` held.

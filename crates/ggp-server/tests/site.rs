@@ -1736,3 +1736,144 @@ async fn a_key_is_one_game_across_the_games_directories() {
             .await;
     }
 }
+
+/// The keys of the games a games' page lists, in order.
+fn listed(page: &str) -> Vec<String> {
+    let rows = page.split(r#"id="game-rows""#).nth(1).unwrap_or("");
+    rows.split(r#"<td><a href="/games/"#)
+        .skip(1)
+        .map(|row| row.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+/// Each game's tags, as the API gives them, once every version is analysed.
+async fn tags_once_analysed(s: &Site) -> Vec<(String, Vec<String>)> {
+    for _ in 0..600 {
+        let games = s.get("/api/games").await.json();
+        let games = games.as_array().unwrap();
+        if games.iter().all(|g| !g["latest"]["traits"].is_null()) {
+            return games
+                .iter()
+                .map(|g| {
+                    let tags = g["tags"].as_array().unwrap();
+                    let tags = tags.iter().map(|t| t.as_str().unwrap().to_string());
+                    (g["key"].as_str().unwrap().to_string(), tags.collect())
+                })
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the games were not analysed within 30 s");
+}
+
+/// The tags the server finds (roles, turns, GDL-II, board, engine, length, featured), a search
+/// by them and by words, on the page and through the API; the first `--games` directory's games
+/// are featured and listed first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_are_found_by_the_tags_the_server_finds() {
+    let other = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("site-tagged-games");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("aaa-solo.kif"),
+        "(role r) (init (p)) (<= (legal r go) (true (p))) (<= (next (q)) (does r go))
+         (<= terminal (true (q))) (<= (goal r 100) (true (q))) (<= (goal r 0) (true (p)))",
+    )
+    .unwrap();
+    let s = site_with(Backend::Sqlite, "tags", |c| Config {
+        games: vec![c.games[0].clone(), other.clone()],
+        ..c
+    })
+    .await;
+    let games = tags_once_analysed(&s).await;
+    let tags_of = |key: &str| {
+        let (_, tags) = games.iter().find(|(k, _)| k == key).unwrap();
+        tags.clone()
+    };
+    // The project's games first, the other directory's after them, though its key sorts first.
+    assert_eq!(games.last().unwrap().0, "aaa-solo", "{games:?}");
+    assert!(tags_of("tictactoe").contains(&"featured".into()));
+    assert!(!tags_of("aaa-solo").contains(&"featured".into()));
+    for (key, expected) in [
+        (
+            "tictactoe",
+            &["2-roles", "in-turn", "board-3x3", "fast", "short"][..],
+        ),
+        ("lightcycles", &["2-roles", "simultaneous"]),
+        ("lightsout", &["1-role"]),
+        ("montyhall", &["gdl-ii"]),
+        ("blindbreakthrough", &["gdl-ii", "in-turn"]),
+        ("aaa-solo", &["1-role", "fast", "short"]),
+    ] {
+        let tags = tags_of(key);
+        for t in expected {
+            assert!(tags.contains(&t.to_string()), "{key}: {tags:?}");
+        }
+    }
+    assert!(!tags_of("tictactoe").contains(&"simultaneous".into()));
+    assert!(!tags_of("tictactoe").contains(&"gdl-ii".into()));
+    assert!(!tags_of("lightsout").contains(&"in-turn".into()));
+
+    // A search by tags finds exactly the games that have them all, on the page and in the API.
+    let with = |tags: &[&str]| -> Vec<String> {
+        let mut keys: Vec<String> = games
+            .iter()
+            .filter(|(_, t)| tags.iter().all(|x| t.contains(&x.to_string())))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.sort();
+        keys
+    };
+    for search in ["gdl-ii", "simultaneous", "in-turn,fast", "1-role,short"] {
+        let expected = with(&search.split(',').collect::<Vec<_>>());
+        assert!(!expected.is_empty(), "{search}");
+        let page = s.get(&format!("/games?tags={search}")).await;
+        assert_eq!(page.status, StatusCode::OK);
+        let mut found = listed(&page.body);
+        found.sort();
+        assert_eq!(found, expected, "{search}");
+        let api = s.get(&format!("/api/games?tags={search}")).await.json();
+        let mut found: Vec<String> = api
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["key"].as_str().unwrap().to_string())
+            .collect();
+        found.sort();
+        assert_eq!(found, expected, "{search}");
+    }
+    // A tag of the search is shown on, as a link that takes it away.
+    let page = s.get("/games?tags=gdl-ii").await.body;
+    assert!(
+        page.contains(r#"<a class="tag on" href="/games" title="GDL-II"#),
+        "{page}"
+    );
+    // Words: in a key, a role or a tag.
+    assert_eq!(
+        listed(&s.get("/games?q=light").await.body),
+        ["lightcycles", "lightsout"]
+    );
+    assert_eq!(
+        listed(&s.get("/games?q=Simultaneous").await.body),
+        with(&["simultaneous"])
+    );
+    // An unknown tag is a bad request that names it.
+    let bad = s.get("/games?tags=fast,quick").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("`quick` is not a tag"), "{}", bad.body);
+    let bad = s.get("/api/games?tags=board-8").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    // The dashboard lists the featured games first and offers tags to find games by.
+    let home = s.get("/").await.body;
+    let first = home
+        .split(r#"<li class="featured"><a href="/games/"#)
+        .nth(1)
+        .unwrap();
+    assert!(home.find("aaa-solo").unwrap() > home.find(first).unwrap());
+    assert!(
+        home.contains(r#"href="/games?tags=simultaneous""#),
+        "{home}"
+    );
+    s.state
+        .shut_down("the test ends", Duration::from_secs(5))
+        .await;
+}

@@ -2,10 +2,11 @@
 
 use maud::{Markup, html};
 
-use super::{Nav, csrf, filter_box, game_url, page, time};
+use super::{Nav, csrf, game_url, page, time};
 use crate::auth::Viewer;
 use crate::db::{GameSummary, MatchRow, Version};
 use crate::highlight;
+use crate::tags::{Search, Tag};
 use crate::verdict::Verdict;
 
 /// What the engine column says, in words.
@@ -24,7 +25,24 @@ pub fn engine(engine: Option<&Verdict>) -> Markup {
     }
 }
 
-pub fn list(viewer: &Viewer, games: &[GameSummary]) -> Markup {
+/// The games' page: a search by words and tags (the tags of the games found, each a link that
+/// adds it to the search or takes it away), the featured games first.
+pub fn list(viewer: &Viewer, games: &[GameSummary], search: &Search) -> Markup {
+    let tagged: Vec<(&GameSummary, Vec<Tag>)> = games.iter().map(|g| (g, Tag::of(g))).collect();
+    let found: Vec<&(&GameSummary, Vec<Tag>)> = tagged
+        .iter()
+        .filter(|(g, tags)| search.matches(g, tags))
+        .collect();
+    // The tags of the games found, with how many have each.
+    let mut counts: std::collections::BTreeMap<Tag, usize> = std::collections::BTreeMap::new();
+    for (_, tags) in &found {
+        for t in tags {
+            *counts.entry(*t).or_default() += 1;
+        }
+    }
+    for t in &search.tags {
+        counts.entry(*t).or_default();
+    }
     page(
         "Games",
         viewer,
@@ -37,25 +55,88 @@ pub fn list(viewer: &Viewer, games: &[GameSummary]) -> Markup {
             @if games.is_empty() {
                 p.muted { "No game yet." }
             } @else {
-                (filter_box("game-rows", "Filter the games by name or role"))
-                table.list {
-                    thead { tr { th { "Game" } th { "Roles" } th.num { "Versions" } th { "Engine" } th.num { "Matches" } th { "Updated" } } }
-                    tbody #game-rows {
-                        @for g in games {
-                            tr {
-                                td { a href=(game_url(&g.key)) { (g.key) } }
-                                td { (g.latest.roles.join(", ")) }
-                                td.num { (g.versions) }
-                                td { (engine(g.latest.engine.as_ref())) }
-                                td.num { (g.matches) }
-                                td { (time(g.latest.created)) }
-                            }
+                form.search method="get" action="/games" {
+                    input.filter type="search" name="q" value=(search.words) data-filter="game-rows"
+                        placeholder="Search by name, role or tag" aria-label="Search the games by name, role or tag"
+                        autocomplete="off";
+                    @if !search.tags.is_empty() { input type="hidden" name="tags" value=(search.slugs()); }
+                    button type="submit" { "Search" }
+                }
+                @let (boards, others): (Vec<_>, Vec<_>) =
+                    counts.iter().partition(|(t, _)| matches!(t, Tag::Board { .. }));
+                nav.tags aria-label="Tags" {
+                    @for (tag, n) in &others { (tag_toggle(search, **tag, **n)) }
+                    @if !search.is_empty() { a.clear href="/games" { "Clear the search" } }
+                }
+                @if !boards.is_empty() {
+                    details.tags open[boards.iter().any(|(t, _)| search.tags.contains(t))] {
+                        summary { (boards.len()) " board size" @if boards.len() != 1 { "s" } }
+                        nav.tags aria-label="Board sizes" {
+                            @for (tag, n) in &boards { (tag_toggle(search, **tag, **n)) }
                         }
                     }
+                }
+                p.muted #games-found {
+                    (found.len()) " of " (games.len()) " games"
+                    @if found.iter().any(|(g, _)| g.featured) { ", the project's own first" }
+                }
+                table.list.games {
+                        thead { tr { th { "Game" } th { "Roles" } th { "Tags" } th.num.wide { "Versions" } th.wide { "Engine" } th.num.wide { "Matches" } th.wide { "Updated" } } }
+                        tbody #game-rows {
+                            @for (g, tags) in &found {
+                                tr.featured[g.featured] {
+                                    td { a href=(game_url(&g.key)) { (g.key) } }
+                                    td { (g.latest.roles.join(", ")) }
+                                    td.tags { (tag_links(search, tags)) }
+                                    td.num.wide { (g.versions) }
+                                    td.wide { (engine(g.latest.engine.as_ref())) }
+                                    td.num.wide { (g.matches) }
+                                    td.wide { (time(g.latest.created)) }
+                                }
+                            }
+                        }
                 }
             }
         },
     )
+}
+
+/// A tag of the games' page: a link that adds it to the search, or takes it away, with how
+/// many games found have it.
+fn tag_toggle(search: &Search, tag: Tag, count: usize) -> Markup {
+    let on = search.tags.contains(&tag);
+    html! {
+        a.tag.on[on] href=(search_url(&search.toggled(tag))) title=(tag.meaning())
+            aria-pressed=(on) { (tag.to_string()) " " span.count { (count) } }
+    }
+}
+
+/// A game's tags but its engine's (a column of its own) and its number of roles, each a link
+/// to the games that have it too.
+fn tag_links(search: &Search, tags: &[Tag]) -> Markup {
+    html! {
+        @for t in tags.iter().filter(|t| !matches!(t, Tag::Fast | Tag::Reference | Tag::Unplayable | Tag::Roles(_))) {
+            @let with = if search.tags.contains(t) { search.clone() } else { search.toggled(*t) };
+            a.tag href=(search_url(&with)) title=(t.meaning()) { (t.to_string()) }
+            " "
+        }
+    }
+}
+
+/// The games' page with this search.
+pub fn search_url(search: &Search) -> String {
+    let mut parts = Vec::new();
+    if !search.words.is_empty() {
+        parts.push(format!("q={}", super::path_part(&search.words)));
+    }
+    if !search.tags.is_empty() {
+        parts.push(format!("tags={}", search.slugs()));
+    }
+    if parts.is_empty() {
+        "/games".into()
+    } else {
+        format!("/games?{}", parts.join("&"))
+    }
 }
 
 /// The warnings of a version: where and what.
@@ -113,6 +194,10 @@ pub fn game(
                     @if let Some(why) = version.engine.as_ref().and_then(Verdict::why) {
                         " " span.muted { (why) }
                     }
+                }
+                dt { "Tags" } dd.tags { (tag_links(&Search::default(), &Tag::of_version(version))) }
+                @if let Some(steps) = version.traits.as_ref().and_then(|t| t.steps) {
+                    dt { "Length" } dd { "a random match lasts " (format!("{steps:.1}")) " steps on average" }
                 }
                 dt { "Source" } dd { (version.source) }
                 dt { "Added" } dd { (time(version.created)) }

@@ -6,6 +6,16 @@ use super::{Nav, game_url, match_url, page, player_url, status_badge};
 use crate::auth::Viewer;
 use crate::db::{GameSummary, MatchRow, Player};
 use crate::live::Live;
+use crate::tags::{Length, Tag};
+
+/// The tags the dashboard offers to find games by.
+const BROWSE: [Tag; 5] = [
+    Tag::Roles(1),
+    Tag::Simultaneous,
+    Tag::Gdl2,
+    Tag::Length(Length::Short),
+    Tag::Fast,
+];
 
 pub fn home(
     viewer: &Viewer,
@@ -62,11 +72,22 @@ pub fn home(
                     @if games.is_empty() {
                         p.muted { "No game yet: upload one, or start the server with " code { "--games DIR" } "." }
                     } @else {
-                        p.muted { (games.len()) " game" @if games.len() != 1 { "s" } "." }
+                        p.muted {
+                            (games.len()) " game" @if games.len() != 1 { "s" }
+                            @if games.iter().any(|g| g.featured) { ", the project's own first" } "."
+                        }
                         ul.tags {
                             @for g in games.iter().take(40) {
-                                li { a href=(game_url(&g.key)) { (g.key) } }
+                                li.featured[g.featured] { a href=(game_url(&g.key)) { (g.key) } }
                             }
+                        }
+                        p.browse {
+                            "Find games that are "
+                            @for (k, tag) in BROWSE.iter().enumerate() {
+                                @if k > 0 { ", " }
+                                a href=(format!("/games?tags={}", tag.slug())) title=(tag.meaning()) { (tag.to_string()) }
+                            }
+                            "."
                         }
                         @if games.len() > 40 {
                             p { a href="/games" { "All " (games.len()) " games" } }

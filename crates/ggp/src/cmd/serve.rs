@@ -26,6 +26,7 @@ pub struct Args {
     db: Option<ggp_match::DatabaseUrl>,
     /// Import every `.kif` file under this directory at start (its key is the file's name); may
     /// be given several times. Rules already kept add nothing; changed rules add a version.
+    /// The first directory's games are featured: listed first.
     #[arg(long = "games", value_name = "DIR")]
     games: Vec<PathBuf>,
     /// The admin token, which every write needs (default: `$GGP_ADMIN_TOKEN`, or a new random
