@@ -34,6 +34,7 @@ pub mod players;
 pub mod ratings;
 pub mod seat;
 mod state;
+pub mod stats;
 pub mod tags;
 pub mod term;
 pub mod throttle;
