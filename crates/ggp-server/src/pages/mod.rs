@@ -2,6 +2,7 @@
 //! given unless told otherwise, and is told otherwise only for markup it made itself), a
 //! stylesheet and a few small ES modules from `assets/`.
 
+pub mod chart;
 pub mod games;
 pub mod home;
 pub mod matches;
