@@ -177,6 +177,7 @@ pub fn router(state: AppState) -> Router {
         .route("/games/new", get(web::upload_page))
         .route("/games/{key}", get(web::game))
         .route("/games/{key}/rules.kif", get(web::rules))
+        .route("/games/{key}/stats", get(web::game_stats))
         .route("/players", get(web::players).post(web::register))
         .route("/players/new", get(web::register_page))
         .route("/players/{name}", get(web::player))

@@ -305,6 +305,18 @@ pub async fn game(
     ))
 }
 
+/// A game's statistics, over the versions with the roles of the version asked for (the
+/// latest by default).
+pub async fn game_stats(
+    State(gm): State<AppState>,
+    viewer: Viewer,
+    Path(key): Path<String>,
+    params: Params,
+) -> PageResult {
+    let stats = crate::stats::game_of(&gm.db, &key, version_param(&params)?).await?;
+    ok(pages::stats::game(&viewer, &stats))
+}
+
 pub async fn rules(
     State(gm): State<AppState>,
     Path(key): Path<String>,
@@ -345,6 +357,7 @@ pub async fn register(
             Some(&token),
             None,
             &Default::default(),
+            None,
         )),
         Err(e @ (Error::BadRequest(_) | Error::Conflict(_))) => with_status(
             e.status(),
@@ -375,6 +388,7 @@ pub async fn player(
         .filter(|m| m.failed_by(&p.name))
         .map(|m| m.match_id.clone())
         .collect();
+    let stats = crate::stats::player(&gm.db, p.id).await?;
     ok(pages::players::player(
         &viewer,
         &p,
@@ -382,6 +396,7 @@ pub async fn player(
         None,
         Some(&ratings),
         &failed,
+        Some(&stats),
     ))
 }
 

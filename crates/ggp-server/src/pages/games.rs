@@ -202,6 +202,7 @@ pub fn game(
                 dt { "Source" } dd { (version.source) }
                 dt { "Added" } dd { (time(version.created)) }
                 dt { "SHA-256" } dd { code.small { (version.hash) } }
+                dt { "Statistics" } dd { a href=(format!("{}/stats?version={}", game_url(&version.key), version.version)) { "Matches, goals per role, lengths, errors" } }
             }
             (warnings(version))
             section.rules {

@@ -7,6 +7,7 @@ pub mod games;
 pub mod home;
 pub mod matches;
 pub mod players;
+pub mod stats;
 pub mod tournaments;
 
 use axum::http::StatusCode;

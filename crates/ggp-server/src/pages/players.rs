@@ -9,6 +9,7 @@ use super::{Nav, ago, csrf, game_url, page, player_url};
 use crate::auth::Viewer;
 use crate::db::{MatchRow, Player};
 use crate::ratings::Ratings;
+use crate::stats::PlayerStats;
 
 /// A player's status, as a dot and words.
 pub fn status(p: &Player) -> Markup {
@@ -76,6 +77,7 @@ pub fn player(
     token: Option<&str>,
     ratings: Option<&Ratings>,
     failed: &HashSet<String>,
+    stats: Option<&PlayerStats>,
 ) -> Markup {
     let mut per_game: BTreeMap<&str, Tally> = BTreeMap::new();
     for m in matches {
@@ -181,6 +183,7 @@ pub fn player(
                     }
                 }
             }
+            @if let Some(stats) = stats { (super::stats::player_section(stats)) }
             h2 { "Matches" }
             @if matches.is_empty() {
                 p.muted { "None yet." }
