@@ -25,6 +25,8 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/games", get(list_games).post(add_game))
         .route("/games/{key}", get(game))
+        .route("/games/{key}/stats", get(game_stats))
+        .route("/players/{name}/stats", get(player_stats))
         .route("/players", get(list_players).post(add_player))
         .route(
             "/players/{name}",
@@ -199,6 +201,25 @@ async fn game(
         "versions": versions,
         "matches": matches.iter().map(|m| &m.id).collect::<Vec<_>>(),
     })))
+}
+
+/// A game's statistics (`crate::stats`), of the version asked for or the latest.
+async fn game_stats(
+    State(gm): State<AppState>,
+    Path(key): Path<String>,
+    params: Params,
+) -> ApiResult<Json<crate::stats::GameStats>> {
+    let version = number(&params, "version")?;
+    Ok(Json(crate::stats::game_of(&gm.db, &key, version).await?))
+}
+
+/// A registered player's statistics (`crate::stats`).
+async fn player_stats(
+    State(gm): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<crate::stats::PlayerStats>> {
+    let p = gm.db.player(&name).await?;
+    Ok(Json(crate::stats::player(&gm.db, p.id).await?))
 }
 
 /// Who asks, by the bearer token or the page session: `None` for anyone. A bearer token the

@@ -1977,7 +1977,7 @@ fn failed_in(record: &Value, seat: usize) -> bool {
 /// HTTP), a registered player whose every move is illegal (`wrong`) and built-in players,
 /// aborts a match with a person's seat, then checks the game's statistics page (how the
 /// matches ended, each role's mean goal and wins, lengths, the share with errors, the SVG
-/// charts' bars), the players' per-opponent rows and rates.
+/// charts' bars), the players' per-opponent rows and rates, and the JSON of both.
 async fn statistics(backend: Backend) {
     let s = site(backend, "statistics").await;
     let wrong = scripted("(mark 9 9)").await;
@@ -2155,6 +2155,12 @@ async fn statistics(backend: Backend) {
         kinds,
         "<li>A timeout: 0 (0%)</li><li>An illegal or unparsable move: 2 (40%)</li>"
     );
+    let json = s.get("/api/games/tictactoe/stats").await.json();
+    assert_eq!(json["ended"]["finished"], 4, "{json}");
+    assert_eq!(json["ended"]["aborted"], 1, "{json}");
+    assert_eq!(json["errors"]["with_errors"], 2, "{json}");
+    assert_eq!(json["lengths"]["matches"], 4, "{json}");
+    assert_eq!(json["per_role"][0]["role"], roles[0].as_str(), "{json}");
 
     // A player's results per opponent, computed from the records the same way.
     for (me, opponents) in [("steady", ["wrong", "legal"]), ("wrong", ["steady", ""])] {
@@ -2235,6 +2241,10 @@ async fn statistics(backend: Backend) {
             element_text(&page, "step-time", "dd").contains("of the play clock"),
             "{me}: {page}"
         );
+        let json = s.get(&format!("/api/players/{me}/stats")).await.json();
+        assert_eq!(json["matches"], mine.len(), "{json}");
+        assert_eq!(json["moves"], moves, "{json}");
+        assert_eq!(json["errors"], errors, "{json}");
     }
     // `wrong` erred on every move; `steady` on none.
     let page = s.get("/players/wrong").await.body;
