@@ -721,13 +721,22 @@ mod volume {
     use ggp_match::{Database, DatabaseUrl};
 
     /// 100,000 finished matches of 20 steps each, a registered player in every one: the
-    /// statistics of the game and of the player, timed. Run it with `--ignored`.
+    /// statistics of the game and of the player, timed, on SQLite and (with
+    /// `GGP_TEST_POSTGRES`) PostgreSQL. Run it with `--ignored`.
     #[test]
     #[ignore = "fills a database with two million steps"]
     fn a_hundred_thousand_matches_are_described_in_time() {
         let dir = std::env::temp_dir().join("ggp-server-stats");
         let path = ggp_testdata::fresh_sqlite_file(&dir, "volume.sqlite");
-        let mut db = Database::open(&DatabaseUrl::sqlite(path)).unwrap();
+        described_in_time(&DatabaseUrl::sqlite(path));
+        if std::env::var("GGP_TEST_POSTGRES").is_ok() {
+            let url = ggp_testdata::fresh_postgres("stats_volume").unwrap();
+            described_in_time(&url.parse().unwrap());
+        }
+    }
+
+    fn described_in_time(url: &DatabaseUrl) {
+        let mut db = Database::open(url).unwrap();
         db.migrate_schema(&crate::db::SCHEMA).unwrap();
         let conn = db.connection();
         let started = std::time::Instant::now();
@@ -753,6 +762,9 @@ mod volume {
             COMMIT;"#,
         )
         .unwrap();
+        // As the databases' own statistics would be by now (PostgreSQL's autovacuum): without
+        // them PostgreSQL plans a scan of every step for each match.
+        conn.execute_batch("ANALYZE").unwrap();
         eprintln!("filled in {:?}", started.elapsed());
         let started = std::time::Instant::now();
         let ended = ended(conn, 1).unwrap();
