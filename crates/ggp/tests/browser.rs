@@ -614,41 +614,47 @@ async fn the_pages_fit_a_phone_and_the_tournament_form_finds_games() {
         "/leaderboard is {past} px wider than a 400 px screen"
     );
 
-    // A game's statistics, with its charts, once a match of it has finished.
-    let (status, created) = api(
+    // A game's statistics, with its charts, and a player's, once their matches have finished:
+    // two random players, and a registered player that cannot be reached against one.
+    let (status, registered) = api(
         "POST",
-        &format!("{}/api/matches", server.url),
+        &format!("{}/api/players", server.url),
         Some(ADMIN_TOKEN),
-        Some(
-            json!({"game": "tictactoe", "players": ["random", "random"], "startclock": 1, "playclock": 1}),
-        ),
+        Some(json!({"name": "far", "url": "http://127.0.0.1:1"})),
     );
-    assert_eq!(status, 201, "{created}");
-    let record = format!(
-        "{}/api/matches/{}",
-        server.url,
-        created["id"].as_str().unwrap()
-    );
-    until(30, "the match of random players to finish", || async {
-        api("GET", &record, None, None).1["status"] == "finished"
-    })
-    .await;
-    c.goto(&format!("{}/games/tictactoe/stats", server.url))
-        .await
-        .unwrap();
-    c.wait()
-        .for_element(Locator::Css("svg.chart.columns"))
-        .await
-        .unwrap();
-    assert_eq!(
-        c.find_all(Locator::Css("svg.chart")).await.unwrap().len(),
-        2
-    );
-    let past = overflow(&c, 400).await;
-    assert!(
-        past <= 0,
-        "/games/tictactoe/stats is {past} px wider than a 400 px screen"
-    );
+    assert_eq!(status, 201, "{registered}");
+    for players in [["random", "random"], ["far", "random"]] {
+        let (status, created) = api(
+            "POST",
+            &format!("{}/api/matches", server.url),
+            Some(ADMIN_TOKEN),
+            Some(json!({"game": "tictactoe", "players": players, "startclock": 1, "playclock": 1})),
+        );
+        assert_eq!(status, 201, "{created}");
+        let record = format!(
+            "{}/api/matches/{}",
+            server.url,
+            created["id"].as_str().unwrap()
+        );
+        until(30, "a match of tictactoe to finish", || async {
+            api("GET", &record, None, None).1["status"] == "finished"
+        })
+        .await;
+    }
+    for (path, charts) in [("/games/tictactoe/stats", 2), ("/players/far", 1)] {
+        c.goto(&format!("{}{path}", server.url)).await.unwrap();
+        c.wait()
+            .for_element(Locator::Css("svg.chart"))
+            .await
+            .unwrap();
+        assert_eq!(
+            c.find_all(Locator::Css("svg.chart")).await.unwrap().len(),
+            charts,
+            "{path}"
+        );
+        let past = overflow(&c, 400).await;
+        assert!(past <= 0, "{path} is {past} px wider than a 400 px screen");
+    }
 
     // No tournament yet: the form is open.
     c.goto(&format!("{}/tournaments", server.url))
