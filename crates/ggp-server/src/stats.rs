@@ -27,6 +27,11 @@ pub const OPPONENTS: i64 = 100;
 /// Bars of a histogram of lengths at most.
 pub const HISTOGRAM_BARS: usize = 12;
 
+/// The longest one statistics query may run on PostgreSQL, in milliseconds: past it the
+/// server cancels it (a plan gone wrong, say on tables not analysed yet, would otherwise run
+/// on long after the page's answer has timed out, holding a connection).
+pub const QUERY_TIMEOUT_MS: u64 = 20_000;
+
 /// How a game's served matches ended, over all of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Ended {
@@ -203,6 +208,37 @@ fn counted() -> String {
             SELECT m.id, m.status, m.goal_values, m.start_errors, s.failure {GAME_MATCHES}
             ORDER BY s.created DESC, s.match_id DESC LIMIT $2)"
     )
+}
+
+/// Runs `work` with each of its statements limited to `timeout_ms` on PostgreSQL (SQLite's
+/// plans for these queries follow their indexes: it has no such limit).
+fn bounded<T>(
+    conn: &Conn,
+    timeout_ms: u64,
+    work: impl FnOnce(&Conn) -> sql::Result<T>,
+) -> sql::Result<T> {
+    if conn.dialect() != Dialect::Postgres {
+        return work(conn);
+    }
+    conn.execute_batch(&format!("SET statement_timeout = {timeout_ms}"))?;
+    let out = work(conn);
+    let reset = conn.execute_batch("RESET statement_timeout");
+    let out = out?;
+    reset?;
+    Ok(out)
+}
+
+/// A query of statistics cancelled at [`QUERY_TIMEOUT_MS`] is the server's lack of room for
+/// it now (503); any other failure is the database's.
+fn read_error(e: sql::Error) -> Error {
+    if e.message.contains("statement timeout") {
+        Error::Unavailable(format!(
+            "the statistics took longer than {} s to count, the most a query of them may take: try again later",
+            QUERY_TIMEOUT_MS / 1000
+        ))
+    } else {
+        sql(e)
+    }
 }
 
 /// How the game's served matches ended, all of them.
@@ -385,11 +421,16 @@ pub async fn game(
     roles: Vec<String>,
 ) -> Result<GameStats, Error> {
     db.read(move |db| {
-        let conn = db.connection();
-        let ended = ended(conn, version_id).map_err(sql)?;
-        let per_role = per_role(conn, version_id, &roles).map_err(sql)?;
-        let per_length = lengths(conn, version_id).map_err(sql)?;
-        let errors = error_share(conn, version_id).map_err(sql)?;
+        let (ended, per_role, per_length, errors) =
+            bounded(db.connection(), QUERY_TIMEOUT_MS, |conn| {
+                Ok((
+                    ended(conn, version_id)?,
+                    per_role(conn, version_id, &roles)?,
+                    lengths(conn, version_id)?,
+                    error_share(conn, version_id)?,
+                ))
+            })
+            .map_err(read_error)?;
         Ok(GameStats {
             key,
             version,
@@ -514,35 +555,40 @@ fn step_time(conn: &Conn, player: i64) -> sql::Result<StepTime> {
     })
 }
 
+/// The player's matches, moves, errors, timeouts and STARTs failed.
+fn totals(conn: &Conn, player: i64) -> sql::Result<(i64, i64, i64, i64, i64)> {
+    let j = Json(conn.dialect());
+    let text = format!(
+        "{judged}
+         SELECT count(*), {moves}, {errors}, {timeouts}, {start_failed} FROM judged j",
+        judged = judged(&j),
+        moves = int("sum(j.steps)"),
+        errors = int("sum(j.errors)"),
+        timeouts = int("sum(j.timeouts)"),
+        start_failed = int("sum(j.start_failed)"),
+    );
+    conn.query_row(&text, params![player, RECENT], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+}
+
 /// The registered player `player`'s statistics.
 pub async fn player(db: &Db, player: i64) -> Result<PlayerStats, Error> {
     db.read(move |db| {
-        let conn = db.connection();
-        let j = Json(conn.dialect());
-        let text = format!(
-            "{judged}
-             SELECT count(*), {moves}, {errors}, {timeouts}, {start_failed} FROM judged j",
-            judged = judged(&j),
-            moves = int("sum(j.steps)"),
-            errors = int("sum(j.errors)"),
-            timeouts = int("sum(j.timeouts)"),
-            start_failed = int("sum(j.start_failed)"),
-        );
-        let (matches, moves, errors, timeouts, start_failed) = conn
-            .query_row(&text, params![player, RECENT], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        bounded(db.connection(), QUERY_TIMEOUT_MS, |conn| {
+            let (matches, moves, errors, timeouts, start_failed) = totals(conn, player)?;
+            Ok(PlayerStats {
+                matches,
+                capped: matches >= RECENT,
+                moves,
+                errors,
+                timeouts,
+                start_failed,
+                opponents: opponents(conn, player)?,
+                step_time: step_time(conn, player)?,
             })
-            .map_err(sql)?;
-        Ok(PlayerStats {
-            matches,
-            capped: matches >= RECENT,
-            moves,
-            errors,
-            timeouts,
-            start_failed,
-            opponents: opponents(conn, player).map_err(sql)?,
-            step_time: step_time(conn, player).map_err(sql)?,
         })
+        .map_err(read_error)
     })
     .await
 }
@@ -657,6 +703,31 @@ mod tests {
         let dir = std::env::temp_dir().join("ggp-server-stats");
         let path = ggp_testdata::fresh_sqlite_file(&dir, "trio.sqlite");
         aggregates_are_counted_in_the_database(&DatabaseUrl::sqlite(path));
+    }
+
+    #[test]
+    fn a_query_past_its_time_is_cancelled_on_postgresql_and_said_so() {
+        if std::env::var("GGP_TEST_POSTGRES").is_err() {
+            eprintln!("skipped on PostgreSQL: GGP_TEST_POSTGRES is not set");
+            return;
+        }
+        let url = ggp_testdata::fresh_postgres("stats_timeout").unwrap();
+        let db = Database::open(&url.parse().unwrap()).unwrap();
+        let conn = db.connection();
+        let slow = bounded(conn, 50, |conn| conn.execute_batch("SELECT pg_sleep(5)"));
+        let e = read_error(slow.unwrap_err());
+        assert!(
+            matches!(&e, Error::Unavailable(m) if m.starts_with("the statistics took longer than 20 s")),
+            "{e:?}"
+        );
+        // The limit is the statistics' alone: the connection goes back to the pool without it.
+        let after: String = conn
+            .query_row("SELECT current_setting('statement_timeout')", (), |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(after, "0");
+        assert_eq!(bounded(conn, 50, |_| Ok(7)).unwrap(), 7);
     }
 
     #[test]
