@@ -12,6 +12,7 @@ pub mod codes;
 pub mod cst;
 pub mod diagnostic;
 pub mod format;
+pub mod gdl3;
 pub mod infix;
 pub mod layout;
 pub mod span;
