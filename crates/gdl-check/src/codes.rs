@@ -1,6 +1,7 @@
 //! The registry of check codes: one entry per code, documented in `docs/codes/<CODE>.md`.
 //!
-//! `E` codes are violations of the GDL specification; `W` codes are warnings about things the
+//! `E` codes are violations of the GDL specification (and of GDL-III's restrictions on
+//! `knows`, `E017`–`E020`); `W` codes are warnings about things the
 //! specification allows but that are usually mistakes or that some players reject.
 
 use gdl_syntax::Severity;
@@ -58,6 +59,10 @@ pub const VARIABLE_IN_FACT: &str = "E013";
 pub const VARIABLE_AS_NAME: &str = "E014";
 pub const KEYWORD_AS_TERM: &str = "E015";
 pub const SEES_IN_BODY: &str = "E016";
+pub const KNOWS_FORM: &str = "E017";
+pub const KNOWS_DEFINED: &str = "E018";
+pub const KNOWS_RECURSION: &str = "E019";
+pub const KNOWS_OF_MOVES: &str = "E020";
 
 pub const ARITY_CLASH: &str = "W001";
 pub const RELATION_AND_FUNCTION: &str = "W002";
@@ -173,6 +178,30 @@ pub const CHECK_CODES: &[CheckCode] = &[
         "sees-in-body",
         false,
         "the GDL-II `sees` in a rule body",
+    ),
+    error(
+        KNOWS_FORM,
+        "knows-form",
+        true,
+        "GDL-III's `knows` not applied to a role and an atom, or to an atom alone",
+    ),
+    error(
+        KNOWS_DEFINED,
+        "knows-defined",
+        true,
+        "GDL-III's `knows` in a rule head or as a fact",
+    ),
+    error(
+        KNOWS_RECURSION,
+        "knows-recursion",
+        true,
+        "a relation that depends on itself through `knows`",
+    ),
+    error(
+        KNOWS_OF_MOVES,
+        "knows-of-moves",
+        true,
+        "`knows` applied to `does`, `next`, `sees`, `init` or a relation that depends on `does`",
     ),
     warning(
         ARITY_CLASH,

@@ -12,6 +12,7 @@
 pub mod checks;
 pub mod codes;
 pub mod graph;
+pub mod knows;
 pub mod program;
 pub mod scc;
 pub mod symbols;

@@ -2,6 +2,7 @@
 //! codes are registered in [`crate::codes`].
 
 mod form;
+mod knows;
 mod names;
 mod recursion;
 mod reserved;
@@ -41,5 +42,6 @@ pub fn run(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     strata::check(cx, out);
     recursion::check(cx, out);
     reserved::check(cx, out);
+    knows::check(cx, out);
     usage::check(cx, out);
 }

@@ -143,7 +143,9 @@ pub fn check(cx: &ItemsContext<'_, '_>, out: &mut Vec<Diagnostic>) {
     };
     walk(cx.description, &mut visitor);
     for (key, uses) in &visitor.names {
-        let reserved = Reserved::of_name(key).is_some();
+        // GDL-III's `knows` has two forms, `(knows P)` and `(knows R P)`: two arities, one
+        // keyword.
+        let reserved = Reserved::of_name(key).is_some() || gdl_syntax::gdl3::is_knows(key);
         for (kind, arities) in [("relation", &uses.relation), ("function", &uses.function)] {
             if arities.len() > 1 && !(reserved && kind == "relation") {
                 let (first_arity, first_span) = arities[0];

@@ -4,7 +4,8 @@ use gdl_syntax::{Diagnostic, Span};
 
 use super::Context;
 use crate::codes;
-use crate::program::Reserved;
+use crate::knows::{self, KnowsAtom, Proposition};
+use crate::program::{Program, Reserved, Term};
 
 pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     let program = cx.program;
@@ -16,13 +17,19 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for literal in &rule.body {
             literal.for_each_atom(false, &mut |atom, _| {
                 used[atom.rel as usize].get_or_insert(atom.span);
+                if let Some(k) = KnowsAtom::of(program, atom) {
+                    use_proposition(program, k.proposition, atom.span, &mut used);
+                }
             });
         }
     }
     for rel in 0..n {
         let reserved = program.reserved_of(rel as u32);
+        // GDL-III's keyword is defined by the semantics, as `true` and `does` are.
+        let keyword = matches!(reserved, Some(Reserved::True | Reserved::Does))
+            || knows::is_keyword(program, rel as u32);
         match (defined[rel], used[rel]) {
-            (None, Some(span)) if !matches!(reserved, Some(Reserved::True | Reserved::Does)) => {
+            (None, Some(span)) if !keyword => {
                 let name = program.describe(rel as u32);
                 out.push(
                     Diagnostic::warning(
@@ -34,7 +41,7 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
                     .with_help("define it, or check the spelling and the number of arguments"),
                 );
             }
-            (Some(span), None) if reserved.is_none() => {
+            (Some(span), None) if reserved.is_none() && !keyword => {
                 let name = program.describe(rel as u32);
                 out.push(
                     Diagnostic::warning(
@@ -47,6 +54,20 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
                 );
             }
             _ => {}
+        }
+    }
+}
+
+/// Marks the relation a `knows` literal's proposition is about as used (through nested
+/// `knows`), so that a relation only ever known is not "defined but never used".
+fn use_proposition(program: &Program, term: &Term, span: Span, used: &mut [Option<Span>]) {
+    if let Proposition::Relation(rel) = knows::proposition(program, term) {
+        used[rel as usize].get_or_insert(span);
+        if knows::is_knows(program, rel)
+            && let Term::Fn(_, args) = term
+            && let Some(inner) = args.last()
+        {
+            use_proposition(program, inner, span, used);
         }
     }
 }

@@ -1,6 +1,8 @@
 //! A walk over the GDL items of a description, for the checks that look at how things are
 //! written rather than at what they mean.
 
+use gdl_syntax::ast::Keyword;
+use gdl_syntax::gdl3::{self, Knows};
 use gdl_syntax::{Description, Item, Literal, Sentence, Term};
 
 /// Where a sentence stands.
@@ -43,6 +45,28 @@ fn sentence_and_terms<'a>(
     visitor: &mut impl Visitor<'a>,
 ) {
     visitor.sentence(sentence, place, item);
+    // GDL-III's `(knows R P)` holds a proposition where a term stands: its relation is a
+    // relation, not a function, and its arguments are arguments of a sentence. (Outside a body
+    // `knows` is an error, E018, but its proposition is read the same way.)
+    if !sentence.name.variable
+        && gdl3::is_knows(sentence.name.text)
+        && Knows::of(sentence).is_none()
+    {
+        // `knows` with more than two arguments (E017): which is the proposition is unknown.
+        return;
+    }
+    if let Some(knows) = Knows::of(sentence)
+        && let Some(proposition) = knows.sentence()
+    {
+        if let Some(role) = knows.role {
+            walk_term(role, 0, item, visitor);
+        }
+        // A literal in its place, `(knows r (not p))`, is E017; what is inside has no reading.
+        if Keyword::of(proposition.name.text).is_some() {
+            return;
+        }
+        return sentence_and_terms(&proposition, place, item, visitor);
+    }
     for term in &sentence.args {
         walk_term(term, 0, item, visitor);
     }
