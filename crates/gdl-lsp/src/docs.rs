@@ -46,6 +46,7 @@ pub const CODE_PAGES: &[(&str, &str)] = &[
     doc!("I006"),
     doc!("I007"),
     doc!("R001"),
+    doc!("R002"),
     doc!("S001"),
     doc!("S002"),
     doc!("S003"),

@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod fast;
+pub mod gdl3;
 pub mod machine;
 pub mod reference;
 pub mod terms;

@@ -168,6 +168,8 @@ impl JoinMachine {
         if !blocking.is_empty() {
             return Err(super::BuildError::Invalid(blocking));
         }
+        crate::gdl3::KnowsRefused::check(&checked.program)
+            .map_err(|e| super::BuildError::Unsupported(e.to_string()))?;
         JoinMachine::build(&checked.program, limits).map_err(super::BuildError::Unsupported)
     }
 

@@ -460,6 +460,8 @@ impl FastMachine {
         if !blocking.is_empty() {
             return Err(BuildError::Invalid(blocking));
         }
+        crate::gdl3::KnowsRefused::check(&checked.program)
+            .map_err(|e| BuildError::Unsupported(e.to_string()))?;
         let program = &checked.program;
         let mut store = TermStore::new();
         let roles = roles_of(program, &mut store);

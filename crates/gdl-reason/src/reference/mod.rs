@@ -78,6 +78,7 @@ impl ReferenceMachine {
         if !blocking.is_empty() {
             return Err(blocking);
         }
+        crate::gdl3::KnowsRefused::check(&checked.program).map_err(|e| vec![e.diagnostic()])?;
         ReferenceMachine::build(checked, limits).map_err(|e| {
             vec![Diagnostic::error(
                 "R001",
