@@ -221,6 +221,14 @@ pub fn keyword(word: &str) -> Option<&'static str> {
             "**`sees`** `(sees r p)` — GDL-II: role r perceives p in the next state, as `next` \
              describes the next state."
         }
+        "knows" => {
+            "**`knows`** `(knows r p)`, `(knows p)` — GDL-III: role r knows p, or p is common \
+             knowledge, after the current history: p holds after every history r cannot tell \
+             from it (the same own moves, the same percepts at every step); common knowledge \
+             closes that over all roles. Only in rule bodies, about an atom, with no recursion \
+             through it and not about the moves being made (E017–E020). Checked, not yet \
+             reasoned: the engines refuse it (R002); see docs/gdl3.md."
+        }
         "random" => {
             "**`random`** — GDL-II: the predefined role that chooses its moves at random (chance \
              moves)."

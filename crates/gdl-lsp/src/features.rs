@@ -448,6 +448,7 @@ pub fn hover(analysis: &Analysis, offset: u32) -> Option<lsp::Hover> {
         let word_text = word.text(text);
         let keyword = Keyword::of(word_text)
             .map(|_| word_text)
+            .or(gdl_syntax::gdl3::is_knows(word_text).then_some(gdl_syntax::gdl3::KNOWS))
             .or(match word_text {
                 "~" => Some("not"),
                 "|" => Some("or"),
@@ -821,6 +822,11 @@ pub fn completion(analysis: &Analysis, offset: u32) -> Vec<lsp::CompletionItem> 
             format!("GDL relation, arity {}", reserved.arity()),
         ));
     }
+    out.push(item(
+        gdl_syntax::gdl3::KNOWS.into(),
+        lsp::CompletionItemKind::KEYWORD,
+        "GDL-III keyword: (knows R P), (knows P)".into(),
+    ));
     for (id, symbol) in index.symbols_of(SymbolKind::Relation) {
         let defined = index.occurrences_of(id).filter(|o| o.defining).count();
         if defined == 0 || !seen.insert((symbol.key.name.to_string(), symbol.key.arity)) {

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use gdl_check::Reserved;
 use gdl_syntax::ast::{Keyword, is_number};
 use gdl_syntax::cst::{NodeId, NodeKind, Tree};
+use gdl_syntax::gdl3::Knows;
 use gdl_syntax::{Item, Literal, Name, Sentence, Span, Term};
 
 /// What a name is.
@@ -337,6 +338,10 @@ impl Builder<'_> {
             }
             return None;
         }
+        if !head && let Some(knows) = Knows::of(sentence) {
+            self.token(name.span, TokenClass::Keyword, 0);
+            return self.knows(k, knows, negated);
+        }
         let arity = sentence.args.len() as u32;
         let symbol = self.occurrence(SymbolKind::Relation, name, arity, k, head);
         let distinguished = Reserved::of_name(name.text).is_some_and(|r| r.arity() == arity);
@@ -349,6 +354,21 @@ impl Builder<'_> {
             self.term(k, term, head, !head && !negated);
         }
         symbol
+    }
+
+    /// GDL-III's `(knows R P)` or `(knows P)` in a body: the keyword, the role as a term, and
+    /// the proposition as the sentence it stands for (its name a relation, not a function).
+    fn knows(&mut self, k: u32, knows: Knows<'_, '_>, negated: bool) -> Option<u32> {
+        if let Some(role) = knows.role {
+            self.term(k, role, false, !negated);
+        }
+        match knows.sentence() {
+            Some(proposition) => {
+                self.sentence(k, &proposition, false, negated);
+            }
+            None => self.term(k, knows.proposition, false, !negated),
+        }
+        None
     }
 
     fn literal(&mut self, k: u32, literal: &Literal<'_>, negated: bool) {
@@ -439,6 +459,44 @@ mod tests {
                 ("?r", Variable, 0),
             ]
         );
+    }
+
+    #[test]
+    fn knows_is_a_keyword_and_its_proposition_a_relation() {
+        use TokenClass::*;
+        let text = "(<= won (knows ?r (secret ?n)) (not (knows (secret 3))))";
+        assert_eq!(
+            classes(text),
+            vec![
+                ("<=", Keyword, 0),
+                ("won", Relation, MOD_DECLARATION),
+                ("knows", Keyword, 0),
+                ("?r", Variable, 0),
+                ("secret", Relation, 0),
+                ("?n", Variable, 0),
+                ("not", Keyword, 0),
+                ("knows", Keyword, 0),
+                ("secret", Relation, 0),
+                ("3", Number, 0),
+            ]
+        );
+        let index = Index::build(text, &Identity);
+        let secret = index
+            .lookup(&SymbolKey {
+                kind: SymbolKind::Relation,
+                name: "secret".into(),
+                arity: 1,
+                scope: u32::MAX,
+            })
+            .expect("secret/1 is a relation");
+        assert_eq!(index.occurrences_of(secret).count(), 2);
+        let knows = SymbolKey {
+            kind: SymbolKind::Relation,
+            name: "knows".into(),
+            arity: 2,
+            scope: u32::MAX,
+        };
+        assert!(index.lookup(&knows).is_none(), "knows is no relation");
     }
 
     #[test]
