@@ -8,6 +8,7 @@ use gdl_syntax::Span;
 use gdl_syntax::gdl3::KNOWS;
 
 use crate::program::{Atom, Program, RelId, Term};
+use crate::symbols::Symbol;
 
 /// Whether `rel` is the keyword: `knows` with one or two arguments.
 pub fn is_knows(program: &Program, rel: RelId) -> bool {
@@ -51,28 +52,50 @@ impl<'p> KnowsAtom<'p> {
 
 /// What a proposition is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proposition {
+pub enum Proposition<'p> {
     /// An atom of a relation the program mentions elsewhere.
     Relation(RelId),
+    /// Nested knowledge, `(knows R Q)` or `(knows Q)`: the inner proposition Q.
+    Knows(&'p Term),
     /// An atom of a relation nothing else mentions: never true, so never known.
-    Unmentioned { name: crate::Symbol, arity: u32 },
+    Unmentioned { name: Symbol, arity: u32 },
     /// Not an atom: a variable or a number.
     NotAnAtom,
 }
 
-/// The relation the proposition `term` is an atom of.
-pub fn proposition(program: &Program, term: &Term) -> Proposition {
+/// What the proposition `term` is an atom of.
+pub fn proposition<'p>(program: &Program, term: &'p Term) -> Proposition<'p> {
     let (name, arity) = match term {
         Term::Var(_) => return Proposition::NotAnAtom,
         Term::Const(name) if gdl_syntax::ast::is_number(program.symbols.name(*name)) => {
             return Proposition::NotAnAtom;
         }
         Term::Const(name) => (*name, 0),
-        Term::Fn(name, args) => (*name, args.len() as u32),
+        Term::Fn(name, args) => {
+            if program.symbols.name(*name) == KNOWS
+                && let [.., inner] = &args[..]
+                && args.len() <= 2
+            {
+                return Proposition::Knows(inner);
+            }
+            (*name, args.len() as u32)
+        }
     };
     match program.relation(program.symbols.name(name), arity) {
         Some(rel) => Proposition::Relation(rel),
         None => Proposition::Unmentioned { name, arity },
+    }
+}
+
+/// The innermost proposition of `term`, through nested `knows`: what is finally known.
+pub fn innermost<'p>(program: &Program, term: &'p Term) -> (&'p Term, Proposition<'p>) {
+    let mut term = term;
+    // Nesting is bounded by the reader's depth limit.
+    loop {
+        match proposition(program, term) {
+            Proposition::Knows(inner) => term = inner,
+            other => return (term, other),
+        }
     }
 }
 

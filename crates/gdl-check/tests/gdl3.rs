@@ -66,6 +66,30 @@ fn both_forms_nested_knowledge_and_knowing_true_are_accepted() {
 }
 
 #[test]
+fn nested_knowledge_is_read_through_to_what_is_finally_known() {
+    // The only `knows/2` is inside `knows/1`: no W008 for it, and `only_known` is used.
+    let rules = "(<= (only_known ?d) (true (prize ?d)))
+(<= (next (step 2)) (knows (knows player (only_known a))))";
+    assert_eq!(with(rules), vec![]);
+    let inner_not_a_role = "(<= (next (step 2)) (knows player (knows nobody (prize_at a))))";
+    assert_eq!(
+        with(inner_not_a_role),
+        one("W016", "(knows player (knows nobody (prize_at a)))")
+    );
+    let inner_variable = "(<= (next (step 2)) (door ?p) (knows (knows player ?p)))";
+    assert_eq!(
+        with(inner_variable),
+        one("E017", "(knows (knows player ?p))")
+    );
+    let inner_recursion = "(<= (aware ?d) (door ?d) (knows player (knows random (aware ?d))))
+(<= (next (step 2)) (aware a))";
+    assert_eq!(
+        with(inner_recursion),
+        one("E019", "(knows player (knows random (aware ?d)))")
+    );
+}
+
+#[test]
 fn the_proposition_must_be_an_atom() {
     let variable = "(<= (next (step 2)) (door ?p) (knows player ?p))";
     assert_eq!(with(variable), one("E017", "(knows player ?p)"));

@@ -30,6 +30,7 @@ struct KnowsEdge {
 pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
     let program = cx.program;
     defined_or_misshapen(program, out);
+    let roles = roles(program);
     let mut edges = Vec::new();
     for (index, rule) in program.rules.iter().enumerate() {
         for literal in &rule.body {
@@ -37,8 +38,8 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
                 let Some(k) = KnowsAtom::of(program, atom) else {
                     return;
                 };
-                shape(program, rule, k, atom.span, out);
-                for from in proposition_relations(program, k.proposition) {
+                shape(program, roles.as_deref(), rule, k, atom.span, out);
+                if let Some(from) = known_relation(program, k.proposition) {
                     edges.push(KnowsEdge {
                         from,
                         to: rule.head.rel,
@@ -96,39 +97,40 @@ fn form_error(span: Span, label: String, help: &str) -> Diagnostic {
 }
 
 /// The role and the proposition of one `knows` literal.
-fn shape(program: &Program, rule: &Rule, k: KnowsAtom<'_>, span: Span, out: &mut Vec<Diagnostic>) {
-    if let Some(role @ Term::Fn(..)) = k.role {
-        out.push(form_error(
-            span,
-            format!(
-                "the role `{}` is a compound term",
-                program.term_text(rule, role)
-            ),
-            "the first argument of `(knows R P)` is a role or a variable that stands for one",
-        ));
+fn shape(
+    program: &Program,
+    roles: Option<&[&Term]>,
+    rule: &Rule,
+    k: KnowsAtom<'_>,
+    span: Span,
+    out: &mut Vec<Diagnostic>,
+) {
+    // The role of this `knows`, then those of the `knows` nested in its proposition.
+    let mut role_of = k.role;
+    let mut inner = k.proposition;
+    loop {
+        if let Some(r) = role_of {
+            role(program, roles, rule, r, span, out);
+        }
+        let Proposition::Knows(next) = knows::proposition(program, inner) else {
+            break;
+        };
+        role_of = match inner {
+            Term::Fn(_, args) if args.len() == 2 => Some(&args[0]),
+            _ => None,
+        };
+        inner = next;
     }
-    if let Some(role @ Term::Const(_)) = k.role
-        && let Some(roles) = roles(program)
-        && !roles.contains(&role)
-    {
-        let name = program.term_text(rule, role);
-        out.push(
-            Diagnostic::warning(codes::NOT_A_ROLE, span, format!("`{name}` is not a role"))
-                .with_label("this is never true: only roles know")
-                .with_help(format!(
-                    "declare the role with `(role {name})`, or check the spelling"
-                )),
-        );
-    }
-    let text = program.term_text(rule, k.proposition);
-    match knows::proposition(program, k.proposition) {
+    let (proposition, what) = knows::innermost(program, k.proposition);
+    let text = program.term_text(rule, proposition);
+    match what {
         Proposition::NotAnAtom => out.push(form_error(
             span,
             format!("`{text}` is not an atom"),
             "what is known is an atom, `p` or `(p a b)`; name the proposition by a relation of its own",
         )),
         Proposition::Relation(_) | Proposition::Unmentioned { .. }
-            if is_connective(program, k.proposition) =>
+            if is_connective(program, proposition) =>
         {
             out.push(form_error(
                 span,
@@ -145,7 +147,35 @@ fn shape(program: &Program, rule: &Rule, k: KnowsAtom<'_>, span: Span, out: &mut
             .with_label("no fact or rule defines it, so it is never known")
             .with_help("define it, or check the spelling and the number of arguments"),
         ),
-        Proposition::Relation(_) => {}
+        Proposition::Relation(_) | Proposition::Knows(_) => {}
+    }
+}
+
+/// A role argument of `knows`: a compound term (E017), or a constant no `role` fact declares
+/// (W016).
+fn role(
+    program: &Program,
+    roles: Option<&[&Term]>,
+    rule: &Rule,
+    role: &Term,
+    span: Span,
+    out: &mut Vec<Diagnostic>,
+) {
+    let name = program.term_text(rule, role);
+    match role {
+        Term::Fn(..) => out.push(form_error(
+            span,
+            format!("the role `{name}` is a compound term"),
+            "the first argument of `(knows R P)` is a role or a variable that stands for one",
+        )),
+        Term::Const(_) if roles.is_some_and(|roles| !roles.contains(&role)) => out.push(
+            Diagnostic::warning(codes::NOT_A_ROLE, span, format!("`{name}` is not a role"))
+                .with_label("this is never true: only roles know")
+                .with_help(format!(
+                    "declare the role with `(role {name})`, or check the spelling"
+                )),
+        ),
+        _ => {}
     }
 }
 
@@ -170,22 +200,12 @@ fn roles(program: &Program) -> Option<Vec<&Term>> {
         .then(|| rules.iter().map(|r| &r.head.args[0]).collect())
 }
 
-/// The relations a proposition is about: its own, or, for a nested `(knows R Q)`, Q's.
-fn proposition_relations(program: &Program, term: &Term) -> Vec<RelId> {
-    let mut found = Vec::new();
-    let mut term = term;
-    // Nesting is bounded by the reader's depth limit.
-    while let Proposition::Relation(rel) = knows::proposition(program, term) {
-        if !knows::is_knows(program, rel) {
-            found.push(rel);
-            break;
-        }
-        match term {
-            Term::Fn(_, args) if !args.is_empty() => term = &args[args.len() - 1],
-            _ => break,
-        }
+/// The relation a proposition is about: its own, or, for a nested `(knows R Q)`, Q's.
+fn known_relation(program: &Program, term: &Term) -> Option<RelId> {
+    match knows::innermost(program, term) {
+        (_, Proposition::Relation(rel)) => Some(rel),
+        _ => None,
     }
-    found
 }
 
 /// Who depends on whom, with the edges out of `knows/1` and `knows/2` replaced by the edges

@@ -61,13 +61,7 @@ pub fn check(cx: &Context<'_, '_>, out: &mut Vec<Diagnostic>) {
 /// Marks the relation a `knows` literal's proposition is about as used (through nested
 /// `knows`), so that a relation only ever known is not "defined but never used".
 fn use_proposition(program: &Program, term: &Term, span: Span, used: &mut [Option<Span>]) {
-    if let Proposition::Relation(rel) = knows::proposition(program, term) {
+    if let (_, Proposition::Relation(rel)) = knows::innermost(program, term) {
         used[rel as usize].get_or_insert(span);
-        if knows::is_knows(program, rel)
-            && let Term::Fn(_, args) = term
-            && let Some(inner) = args.last()
-        {
-            use_proposition(program, inner, span, used);
-        }
     }
 }
