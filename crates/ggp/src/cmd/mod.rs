@@ -231,15 +231,45 @@ pub fn refused(
     let file = gdl_syntax::SourceFile::new(input.name.clone(), input.text.clone());
     let _ = reporter.emit(&file, diagnostics);
     reporter.message(&format!(
-        "ggp {command}: {}: the description has errors that leave it without an agreed meaning (see `ggp check`)",
-        input.name
+        "ggp {command}: {}: {}",
+        input.name,
+        refusal_reason(diagnostics)
     ));
     crate::INPUT_ERRORS
+}
+
+/// Why a machine was refused, in a line: a GDL-III game passes `ggp check`, so sending its
+/// author there would mislead.
+fn refusal_reason(diagnostics: &[gdl_syntax::Diagnostic]) -> &'static str {
+    if !diagnostics.is_empty()
+        && diagnostics
+            .iter()
+            .all(|d| d.code == gdl_reason::gdl3::KNOWS_NOT_REASONED)
+    {
+        "the rules use GDL-III's `knows`, which no engine reasons about yet (docs/gdl3.md)"
+    } else {
+        "the description has errors that leave it without an agreed meaning (see `ggp check`)"
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::byte_size;
+
+    #[test]
+    fn a_gdl3_refusal_does_not_send_its_author_to_ggp_check() {
+        let game = "(role r) (<= (legal r go) (knows r (p))) (<= (p) (true x))
+            (<= (next x) (does r go)) (<= terminal (true x)) (goal r 100)";
+        let Err(diagnostics) = gdl_reason::ReferenceMachine::from_text(game) else {
+            panic!("built");
+        };
+        assert!(super::refusal_reason(&diagnostics).contains("GDL-III's `knows`"));
+        let invalid = gdl_reason::ReferenceMachine::from_text("(role r) (<= (p ?x) (q))");
+        let Err(diagnostics) = invalid else {
+            panic!("built");
+        };
+        assert!(super::refusal_reason(&diagnostics).contains("see `ggp check`"));
+    }
 
     #[test]
     fn sizes_are_read_in_bytes_or_binary_units() {
