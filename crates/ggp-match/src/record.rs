@@ -23,9 +23,9 @@ impl StepError {
 /// A match as ggp.org records it. `states` has one entry more than `moves`; `errors` and
 /// `stateTimes` have one entry per state (the errors of the last state stay empty: no move was
 /// made from it yet). Terms are written as the rules spell them (`(mark 1 2)`, `xPlayer`), with
-/// single spaces. Two fields are this project's own: `startErrors` (what went wrong with each
-/// player's START) and `abortReason` (why an aborted match was aborted); a GDL-II match has a
-/// third, `percepts`.
+/// single spaces. Three fields are this project's own: `startErrors` (what went wrong with each
+/// player's START), `abortReason` (why an aborted match was aborted) and `moveTimes` (how long
+/// each player took to answer each PLAY); a GDL-II match has a fourth, `percepts`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchRecord {
@@ -63,6 +63,11 @@ pub struct MatchRecord {
     /// the role saw of it (its `sees` terms, sorted), as its player was told.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub percepts: Vec<Vec<Vec<String>>>,
+    /// For each joint move, one entry per role: the milliseconds from PLAY to its player's
+    /// reply (or to the error that stood for it: a timeout is the clock and its grace), `null`
+    /// for GDL-II's `random` role. Empty for matches recorded before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub move_times: Vec<Vec<Option<u64>>>,
 }
 
 impl MatchRecord {

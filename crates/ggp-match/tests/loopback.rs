@@ -311,6 +311,38 @@ async fn every_move_replaced(act: Act, expected: impl Fn(&str) -> bool) {
     assert!(errors_of(&record, 1).is_empty());
 }
 
+/// Each player's time to answer each PLAY is recorded, measured apart though the replies are
+/// read in the order of the roles: x answers after 400 ms, o (a second scripted player)
+/// at once; the times are stored and read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_player_s_time_to_answer_is_recorded() {
+    let (slow, _) = scripted(ready_then(Act::Late(
+        Duration::from_millis(400),
+        "left".into(),
+    )))
+    .await;
+    let (fast, _) = scripted(ready_then(Act::Reply("noop".into()))).await;
+    let store = Store::open(&temp_db("times.sqlite")).unwrap();
+    let record = play_recorded(
+        config("times", THREE_STEPS),
+        vec![PlayerSpec::Url(slow), PlayerSpec::Url(fast)],
+        &store,
+    )
+    .await;
+    assert_eq!(record.move_times.len(), 3, "{:?}", record.move_times);
+    for times in &record.move_times {
+        let [Some(x), Some(o)] = times[..] else {
+            panic!("{times:?}");
+        };
+        // x waited 400 ms and answered within the clock and its grace (1.3 s); o's time is
+        // its own, not the 400 ms of x's, read before it.
+        assert!((400..1300).contains(&x), "{times:?}");
+        assert!(o < 400, "measured apart from x's: {times:?}");
+    }
+    let db = Database::open_existing(store.url()).unwrap();
+    assert_eq!(db.load("times").unwrap().move_times, record.move_times);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_player_that_never_answers() {
     every_move_replaced(Act::Hang, |e| e.starts_with("timeout:")).await;

@@ -116,10 +116,10 @@ async fn carried_over(backend: Backend, version: usize, match_first: bool) {
     }
     let db = Db::open(&url).unwrap_or_else(|e| panic!("version {version}: {e}"));
     let reader = ggp_match::Database::open_existing(&url).unwrap();
-    assert_eq!(reader.applied_version(&MATCH_SCHEMA).unwrap(), 3);
+    assert_eq!(reader.applied_version(&MATCH_SCHEMA).unwrap(), 4);
     assert_eq!(reader.applied_version(&SCHEMA).unwrap(), 4);
     drop(reader);
-    assert_eq!(recorded(&url, MATCH_SCHEMA.history), 3);
+    assert_eq!(recorded(&url, MATCH_SCHEMA.history), 4);
     assert_eq!(recorded(&url, SCHEMA.history), 4);
     assert_eq!(old_counter(&url), LEGACY_MOVED + version as i64);
 
@@ -200,7 +200,7 @@ async fn carried_over(backend: Backend, version: usize, match_first: bool) {
     // Opened again: nothing more to do, nothing recorded twice.
     let db = Db::open(&url).unwrap();
     drop(db);
-    assert_eq!(recorded(&url, MATCH_SCHEMA.history), 3);
+    assert_eq!(recorded(&url, MATCH_SCHEMA.history), 4);
     assert_eq!(recorded(&url, SCHEMA.history), 4);
 }
 

@@ -16,7 +16,8 @@ use super::config::{DID_RULE, MANAGER_PLAYS_RANDOM, MatchConfig, PlayerSpec};
 use super::outcome::{Event, Finished, MatchError, Progress, Timing};
 use super::referee::{Advanced, Answer, Referee};
 use super::seats::{
-    GONE, Pending, Seat, Starting, http_error, message, observe, send, start_error, think, told,
+    ChannelReply, GONE, Pending, Seat, Starting, await_channel, http_error, message, observe, send,
+    send_timed, start_error, think, told,
 };
 use crate::http::HttpError;
 use crate::record::{MatchRecord, StepError};
@@ -284,7 +285,7 @@ where
     ) -> Result<Box<Referee>, MatchError> {
         let asked = Instant::now();
         let pending = self.ask(&referee, step, asked);
-        let replies = self.answers(pending).await?;
+        let (replies, times) = self.answers(pending, asked).await?;
         let waited = asked.elapsed();
         self.timing.waiting += waited;
         let (referee, advanced) = on_blocking_thread(&self.config.memory, referee, move |r| {
@@ -293,7 +294,8 @@ where
         .await
         .map_err(|e| MatchError::Game(e.to_string()))?;
         let advanced = advanced.map_err(|e| MatchError::Game(e.to_string()))?;
-        self.note(advanced, step, waited, referee.gdl2).await?;
+        self.note(advanced, step, waited, times, referee.gdl2)
+            .await?;
         Ok(referee)
     }
 
@@ -315,7 +317,7 @@ where
                         &self.rec.moves,
                         &referee.last_percepts,
                     );
-                    pending.push(Pending::Remote(send(url, message, limit)));
+                    pending.push(Pending::Remote(send_timed(url, message, limit)));
                 }
                 Seat::Local(slot) => {
                     let mut local = slot.take().expect("a built-in player is in its seat");
@@ -329,7 +331,7 @@ where
                                 kind: "failed".into(),
                                 detail: e.to_string(),
                             });
-                        (local, chosen)
+                        ((local, chosen), Instant::now())
                     })));
                 }
                 Seat::Channel(seat) => {
@@ -341,58 +343,78 @@ where
                         deadline: deadline_after(asked, config.play_clock),
                         reply,
                     }));
-                    pending.push(Pending::Channel(
+                    pending.push(Pending::Channel(await_channel(
                         told.then_some(answer),
                         deadline_after(asked, limit),
-                    ));
+                    )));
                 }
             }
         }
         pending
     }
 
-    /// Waits for every role's answer to PLAY, in the order of the roles; a built-in player
-    /// takes its seat again.
-    async fn answers(&mut self, pending: Vec<Pending>) -> Result<Vec<Answer>, MatchError> {
+    /// Waits for every role's answer to PLAY (asked at `asked`), in the order of the roles,
+    /// with the milliseconds each player took (`None` for the `random` role, or a reply lost
+    /// with its task); a built-in player takes its seat again.
+    async fn answers(
+        &mut self,
+        pending: Vec<Pending>,
+        asked: Instant,
+    ) -> Result<(Vec<Answer>, Vec<Option<u64>>), MatchError> {
         let (clock, grace) = (self.config.play_clock, self.config.grace);
+        let took = |at: Instant| Some(at.saturating_duration_since(asked).as_millis() as u64);
+        let failed = |k: usize, e: tokio::task::JoinError| StepError {
+            player: k,
+            kind: "failed".into(),
+            detail: e.to_string(),
+        };
         let mut replies: Vec<Answer> = Vec::new();
+        let mut times = Vec::new();
         for (k, p) in pending.into_iter().enumerate() {
-            replies.push(match p {
-                Pending::Chance => Answer::Chance,
-                Pending::Remote(task) => Answer::Player(match task.await {
-                    Ok(Ok(body)) => Ok(body),
-                    Ok(Err(e)) => Err(http_error(k, e, "play", clock, grace)),
-                    Err(e) => Err(StepError {
-                        player: k,
-                        kind: "failed".into(),
-                        detail: e.to_string(),
-                    }),
-                }),
+            let (reply, time) = match p {
+                Pending::Chance => (Answer::Chance, None),
+                Pending::Remote(task) => match task.await {
+                    Ok((Ok(body), at)) => (Answer::Player(Ok(body)), took(at)),
+                    Ok((Err(e), at)) => (
+                        Answer::Player(Err(http_error(k, e, "play", clock, grace))),
+                        took(at),
+                    ),
+                    Err(e) => (Answer::Player(Err(failed(k, e))), None),
+                },
                 Pending::Local(task) => {
-                    let (local, chosen) = task
+                    let ((local, chosen), at) = task
                         .await
                         .map_err(|e| MatchError::Game(format!("a built-in player failed: {e}")))?;
                     self.seats[k] = Seat::Local(Some(local));
-                    Answer::Player(chosen)
+                    (Answer::Player(chosen), took(at))
                 }
-                Pending::Channel(answer, until) => {
+                Pending::Channel(task) => {
                     let gone = || StepError {
                         player: k,
                         kind: "connection".into(),
                         detail: GONE.into(),
                     };
-                    Answer::Player(match answer {
-                        None => Err(gone()),
-                        Some(answer) => match tokio::time::timeout_at(until.into(), answer).await {
-                            Ok(Ok(body)) => Ok(body),
-                            Ok(Err(_)) => Err(gone()),
-                            Err(_) => Err(http_error(k, HttpError::Timeout, "play", clock, grace)),
-                        },
-                    })
+                    match task.await {
+                        Ok((ChannelReply::Move(body), at)) => (Answer::Player(Ok(body)), took(at)),
+                        Ok((ChannelReply::Gone, at)) => (Answer::Player(Err(gone())), took(at)),
+                        Ok((ChannelReply::Late, at)) => (
+                            Answer::Player(Err(http_error(
+                                k,
+                                HttpError::Timeout,
+                                "play",
+                                clock,
+                                grace,
+                            ))),
+                            took(at),
+                        ),
+                        Err(e) => (Answer::Player(Err(failed(k, e))), None),
+                    }
                 }
-            });
+            };
+            replies.push(reply);
+            times.push(time);
         }
-        Ok(replies)
+        Ok((replies, times))
     }
 
     /// Records step `step` as the referee played it (with its percepts in a GDL-II game), and
@@ -402,6 +424,7 @@ where
         advanced: Advanced,
         step: usize,
         waited: Duration,
+        times: Vec<Option<u64>>,
         gdl2: bool,
     ) -> Result<(), MatchError> {
         let rec = &mut self.rec;
@@ -413,6 +436,7 @@ where
         *rec.errors.last_mut().expect("a row per state") = error_row;
         rec.errors.push(vec![String::new(); self.roles.len()]);
         rec.moves.push(advanced.moves.clone());
+        rec.move_times.push(times);
         if gdl2 {
             rec.percepts.push(advanced.percepts);
         }
@@ -600,6 +624,7 @@ fn first_record(
         is_aborted: false,
         abort_reason: None,
         percepts: Vec::new(),
+        move_times: Vec::new(),
     }
 }
 

@@ -61,15 +61,44 @@ pub(super) enum Starting {
 /// A built-in player back from its turn, with the move it chose.
 pub(super) type LocalTurn = (Box<LocalPlayer>, Result<String, StepError>);
 
-/// A role's reply on its way at a step.
+/// A role's reply on its way at a step, each with the moment it came (so that each player's
+/// time is measured, though the replies are read in the order of the roles).
 pub(super) enum Pending {
-    Remote(JoinHandle<Result<String, HttpError>>),
-    Local(JoinHandle<LocalTurn>),
+    Remote(JoinHandle<(Result<String, HttpError>, Instant)>),
+    Local(JoinHandle<(LocalTurn, Instant)>),
     Chance,
-    /// The reply to a [`Turn`] (`None`: the seat is gone), and when to stop waiting for it.
+    /// The reply to a [`Turn`].
     ///
     /// [`Turn`]: crate::seat::Turn
-    Channel(Option<tokio::sync::oneshot::Receiver<String>>, Instant),
+    Channel(JoinHandle<(ChannelReply, Instant)>),
+}
+
+/// What came back from a person's seat (a [`SeatChannel`]).
+pub(super) enum ChannelReply {
+    Move(String),
+    /// The seat's other end is gone (or was before the turn was sent).
+    Gone,
+    /// No reply before the clock and its grace ran out.
+    Late,
+}
+
+/// Waits for a person's reply to a turn (`None`: the seat was gone when it was sent) until
+/// `until`, as a task of its own.
+pub(super) fn await_channel(
+    answer: Option<tokio::sync::oneshot::Receiver<String>>,
+    until: Instant,
+) -> JoinHandle<(ChannelReply, Instant)> {
+    tokio::spawn(async move {
+        let reply = match answer {
+            None => ChannelReply::Gone,
+            Some(answer) => match tokio::time::timeout_at(until.into(), answer).await {
+                Ok(Ok(body)) => ChannelReply::Move(body),
+                Ok(Err(_)) => ChannelReply::Gone,
+                Err(_) => ChannelReply::Late,
+            },
+        };
+        (reply, Instant::now())
+    })
 }
 
 /// The error detail for a channel seat whose other end is gone.
@@ -121,6 +150,19 @@ pub(super) fn send(
 ) -> JoinHandle<Result<String, HttpError>> {
     let url = url.to_string();
     tokio::spawn(async move { post(&url, &message, timeout).await })
+}
+
+/// [`send`], with the moment the reply (or the error) came.
+pub(super) fn send_timed(
+    url: &str,
+    message: String,
+    timeout: Duration,
+) -> JoinHandle<(Result<String, HttpError>, Instant)> {
+    let url = url.to_string();
+    tokio::spawn(async move {
+        let reply = post(&url, &message, timeout).await;
+        (reply, Instant::now())
+    })
 }
 
 /// The error entry for a remote player's reply to START (`request`) that is not READY, if it

@@ -48,7 +48,7 @@ pub struct Schema {
 pub const MATCH_SCHEMA: Schema = Schema {
     owner: "match",
     history: "ggp_match_migrations",
-    latest: 3,
+    latest: 4,
     sqlite: sqlite_files::migrations::runner,
     postgres: postgres_files::migrations::runner,
     legacy: match_legacy,
@@ -294,6 +294,7 @@ mod tests {
             sorted.sort_unstable();
             assert_eq!(sorted, (1..=MATCH_SCHEMA.latest).collect::<Vec<_>>());
         }
-        assert_eq!(match_legacy(LEGACY_LAST), MATCH_SCHEMA.latest);
+        // The schema before refinery ended at `V3`; those after it are refinery's alone.
+        assert_eq!(match_legacy(LEGACY_LAST), 3);
     }
 }

@@ -726,10 +726,11 @@ impl Database {
             abort_reason,
             game_role_names: roles,
             percepts: Vec::new(),
+            move_times: Vec::new(),
         };
         let mut statement = tx
             .prepare(
-                "SELECT step, moves, errors, state, state_time, percepts FROM steps
+                "SELECT step, moves, errors, state, state_time, percepts, move_times FROM steps
                  WHERE match_ref = $1 ORDER BY step",
             )
             .map_err(|e| self.error(e))?;
@@ -742,11 +743,13 @@ impl Database {
                     row.get::<_, String>(3)?,
                     row.get::<_, i64>(4)?,
                     row.get::<_, Option<String>>(5)?,
+                    row.get::<_, Option<String>>(6)?,
                 ))
             })
             .map_err(|e| self.error(e))?;
         for row in rows {
-            let (step, moves, errors, state, time, percepts) = row.map_err(|e| self.error(e))?;
+            let (step, moves, errors, state, time, percepts, times) =
+                row.map_err(|e| self.error(e))?;
             if step as usize != record.moves.len() + 1 {
                 return Err(store_error(
                     StoreErrorKind::NotADatabase,
@@ -760,6 +763,10 @@ impl Database {
             record.moves.push(self.parse(match_id, &moves)?);
             if let Some(percepts) = percepts {
                 record.percepts.push(self.parse(match_id, &percepts)?);
+            }
+            // Kept since the match store's V4: a match's steps have them all or none.
+            if let Some(times) = times {
+                record.move_times.push(self.parse(match_id, &times)?);
             }
             record.errors.push(self.parse(match_id, &errors)?);
             record.states.push(state);
@@ -824,8 +831,9 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
         })?;
     let mut insert = conn
         .prepare_cached(
-            "INSERT INTO steps (match_ref, step, moves, errors, state, state_time, percepts)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO steps (match_ref, step, moves, errors, state, state_time, percepts,
+                move_times)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .map_err(fail)?;
     for (k, step) in u.steps.iter().enumerate() {
@@ -838,6 +846,7 @@ fn apply(conn: &Conn, path: &DatabaseUrl, u: &Update) -> Result<(), StoreError> 
                 step.state,
                 step.time as i64,
                 step.percepts.as_ref().map(json),
+                step.move_times.as_ref().map(json),
             ])
             .map_err(fail)?;
     }

@@ -41,6 +41,8 @@ pub(super) struct StepRow {
     pub(super) moves: Vec<String>,
     /// GDL-II only.
     pub(super) percepts: Option<Vec<Vec<String>>>,
+    /// Each player's time to answer, where it was measured.
+    pub(super) move_times: Option<Vec<Option<u64>>>,
     pub(super) errors: Vec<String>,
     pub(super) state: String,
     pub(super) time: u64,
@@ -85,6 +87,7 @@ impl Update {
             .map(|k| StepRow {
                 moves: record.moves[k].clone(),
                 percepts: record.percepts.get(k).cloned(),
+                move_times: record.move_times.get(k).cloned(),
                 errors: record.errors.get(k).cloned().unwrap_or_default(),
                 state: record.states.get(k + 1).cloned().unwrap_or_default(),
                 time: record.state_times.get(k + 1).copied().unwrap_or_default(),

@@ -263,6 +263,7 @@ impl Live {
             is_aborted: false,
             abort_reason: None,
             percepts: Vec::new(),
+            move_times: Vec::new(),
         }
     }
 
@@ -344,6 +345,9 @@ impl Live {
                 let p = copy.percepts.len();
                 copy.percepts
                     .extend_from_slice(&rec.percepts[p.min(rec.percepts.len())..]);
+                let m = copy.move_times.len();
+                copy.move_times
+                    .extend_from_slice(&rec.move_times[m.min(rec.move_times.len())..]);
                 copy.start_errors.clone_from(&rec.start_errors);
                 copy.goal_values.clone_from(&rec.goal_values);
                 copy.is_completed = rec.is_completed;
