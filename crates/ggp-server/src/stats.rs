@@ -129,20 +129,20 @@ pub struct PlayerStats {
     /// Matches whose START it did not answer READY.
     pub start_failed: i64,
     pub opponents: Vec<Opponent>,
-    pub step_time: StepTime,
+    pub move_time: MoveTime,
 }
 
-/// The time the steps of a player's matches took (from the second on: the first includes
-/// START). The manager records when each state was reached, not each reply, so a step's
-/// time is its slowest player's, with the manager's work and any delay between steps.
+/// The time a player took to answer PLAY, from the request to its reply (or to the error that
+/// stood for it), over the moves whose time the manager recorded (`moveTimes`: matches
+/// recorded before it was kept have none).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct StepTime {
-    pub steps: i64,
+pub struct MoveTime {
+    pub moves: i64,
     pub mean_ms: Option<f64>,
     pub max_ms: Option<i64>,
-    /// The mean of each step's time over its match's play clock.
+    /// The mean of each move's time over its match's play clock.
     pub mean_of_clock: Option<f64>,
-    /// Steps longer than the play clock.
+    /// Moves that took longer than the play clock.
     pub over_clock: i64,
 }
 
@@ -521,21 +521,22 @@ fn opponents(conn: &Conn, player: i64) -> sql::Result<Vec<Opponent>> {
         .collect()
 }
 
-/// The time the steps of the player's matches took, against their play clocks.
-fn step_time(conn: &Conn, player: i64) -> sql::Result<StepTime> {
+/// The time the player took to answer PLAY in its matches, against their play clocks.
+fn move_time(conn: &Conn, player: i64) -> sql::Result<MoveTime> {
+    let j = Json(conn.dialect());
     let text = format!(
         "WITH mine AS (
-            SELECT m.id AS mref, m.play_clock FROM seats s
+            SELECT m.id AS mref, m.play_clock, s.seat FROM seats s
             JOIN served_matches f ON f.match_id = s.match_id
             JOIN matches m ON m.match_id = s.match_id
             WHERE s.player_ref = $1 AND s.kind = 'player' AND f.failure IS NULL
             ORDER BY f.created DESC, f.match_id DESC LIMIT $2)
-         SELECT count(*), {mean}, max(d), {of_clock}, {over}
-         FROM (SELECT t.state_time - lag(t.state_time)
-                        OVER (PARTITION BY t.match_ref ORDER BY t.step) AS d,
-                      j.play_clock AS clock
-               FROM mine j JOIN steps t ON t.match_ref = j.mref) x
+         SELECT count(*), {mean}, CAST(max(d) AS BIGINT), {of_clock}, {over}
+         FROM (SELECT {took} AS d, j.play_clock AS clock
+               FROM mine j JOIN steps t ON t.match_ref = j.mref
+               WHERE t.move_times IS NOT NULL) x
          WHERE d IS NOT NULL",
+        took = num(&j.at("t.move_times", "j.seat")),
         mean = num("avg(d)"),
         of_clock = num(&format!(
             "avg(CASE WHEN clock > 0 THEN {} / ({} * 1000) END)",
@@ -545,8 +546,8 @@ fn step_time(conn: &Conn, player: i64) -> sql::Result<StepTime> {
         over = int("sum(CASE WHEN d > clock * 1000 THEN 1 ELSE 0 END)"),
     );
     conn.query_row(&text, params![player, RECENT], |r| {
-        Ok(StepTime {
-            steps: r.get(0)?,
+        Ok(MoveTime {
+            moves: r.get(0)?,
             mean_ms: r.get(1)?,
             max_ms: r.get(2)?,
             mean_of_clock: r.get(3)?,
@@ -585,7 +586,7 @@ pub async fn player(db: &Db, player: i64) -> Result<PlayerStats, Error> {
                 timeouts,
                 start_failed,
                 opponents: opponents(conn, player)?,
-                step_time: step_time(conn, player)?,
+                move_time: move_time(conn, player)?,
             })
         })
         .map_err(read_error)
@@ -627,14 +628,14 @@ mod tests {
             (4, 'm4', 'trio', '', '', 0, 1, 2, '["a","b","c"]', '[]', '', 1000, 'aborted', '[]', '["","",""]'),
             (6, 'm6', 'trio', '', '', 0, 1, 2, '["a","b","c"]', '[]', '', 1000, 'unfinished', '[]', '["","",""]'),
             (7, 'm7', 'trio', '', '', 0, 1, 2, '["a","b"]', '[]', '', 1000, 'finished', '[0,100]', '["",""]');
-        INSERT INTO steps (match_ref, step, moves, errors, state, state_time) VALUES
-            (1, 1, '[]', '["","",""]', '', 2000), (1, 2, '[]', '["","",""]', '', 2500),
-            (2, 1, '[]', '["","",""]', '', 2000), (2, 2, '[]', '["","","timeout: late"]', '', 3000),
-            (2, 3, '[]', '["","",""]', '', 3100), (2, 4, '[]', '["","",""]', '', 6000),
-            (3, 1, '[]', '["","",""]', '', 2000), (3, 2, '[]', '["","",""]', '', 2001),
-            (3, 3, '[]', '["","",""]', '', 2002), (3, 4, '[]', '["","",""]', '', 2003),
-            (4, 1, '[]', '["illegal: (x)","",""]', '', 2000),
-            (7, 1, '[]', '["",""]', '', 2000);
+        INSERT INTO steps (match_ref, step, moves, errors, state, state_time, move_times) VALUES
+            (1, 1, '[]', '["","",""]', '', 2000, '[700,10,20]'), (1, 2, '[]', '["","",""]', '', 2500, '[300,5,5]'),
+            (2, 1, '[]', '["","",""]', '', 2000, '[100,1,1]'), (2, 2, '[]', '["","","timeout: late"]', '', 3000, '[2500,1,2300]'),
+            (2, 3, '[]', '["","",""]', '', 3100, '[50,1,1]'), (2, 4, '[]', '["","",""]', '', 6000, '[900,1,1]'),
+            (3, 1, '[]', '["","",""]', '', 2000, '[1,1,1]'), (3, 2, '[]', '["","",""]', '', 2001, '[1,1,1]'),
+            (3, 3, '[]', '["","",""]', '', 2002, NULL), (3, 4, '[]', '["","",""]', '', 2003, NULL),
+            (4, 1, '[]', '["illegal: (x)","",""]', '', 2000, NULL),
+            (7, 1, '[]', '["",""]', '', 2000, '[1,null]');
     "#;
 
     fn aggregates_are_counted_in_the_database(url: &DatabaseUrl) {
@@ -686,14 +687,19 @@ mod tests {
                 ("random", (3, 2, 1, 1, 0, 0), Some(75.0), false),
             ]
         );
-        let time = step_time(conn, 1).unwrap();
-        // Steps after the first: 500 (m1); 1000, 100, 2900 (m2); the play clock is 2 s.
+        let time = move_time(conn, 1).unwrap();
+        // p's moves (seat 0): 700, 300 (m1); 100, 2500, 50, 900 (m2); none recorded in m4
+        // (as in a match recorded before move times were kept); the play clock is 2 s.
         assert_eq!(
-            (time.steps, time.mean_ms, time.max_ms, time.over_clock),
-            (4, Some(1125.0), Some(2900), 1)
+            (time.moves, time.max_ms, time.over_clock),
+            (6, Some(2500), 1)
         );
         assert!(
-            (time.mean_of_clock.unwrap() - 0.5625).abs() < 1e-9,
+            (time.mean_ms.unwrap() - 4550.0 / 6.0).abs() < 1e-9,
+            "{time:?}"
+        );
+        assert!(
+            (time.mean_of_clock.unwrap() - 4550.0 / 6.0 / 2000.0).abs() < 1e-9,
             "{time:?}"
         );
     }
@@ -827,8 +833,9 @@ mod volume {
                 SELECT match_id, 0, 'player', 1, 'p' FROM matches
                 UNION ALL SELECT match_id, 1, 'builtin', NULL, 'o' || (id % 50) FROM matches;
             WITH RECURSIVE k(s) AS (SELECT 1 UNION ALL SELECT s + 1 FROM k WHERE s < 20)
-            INSERT INTO steps (match_ref, step, moves, errors, state, state_time)
-                SELECT m.id, k.s, '[]', CASE WHEN k.s = 7 AND m.id % 10 = 0 THEN '["timeout: late",""]' ELSE '["",""]' END, '', k.s * 100
+            INSERT INTO steps (match_ref, step, moves, errors, state, state_time, move_times)
+                SELECT m.id, k.s, '[]', CASE WHEN k.s = 7 AND m.id % 10 = 0 THEN '["timeout: late",""]' ELSE '["",""]' END, '', k.s * 100,
+                       '[' || (k.s * 10) || ',5]'
                 FROM matches m, k;
             COMMIT;"#,
         )
@@ -845,7 +852,7 @@ mod volume {
         let game = started.elapsed();
         let started = std::time::Instant::now();
         let opponents = opponents(conn, 1).unwrap();
-        let time = step_time(conn, 1).unwrap();
+        let time = move_time(conn, 1).unwrap();
         let player = started.elapsed();
         eprintln!(
             "game {game:?}, player {player:?}: {ended:?} {roles:?} {per_length:?} {errors:?} {} {time:?}",
@@ -855,6 +862,6 @@ mod volume {
         assert_eq!(per_length, [(20, RECENT)]);
         assert_eq!(errors.with_timeouts, RECENT / 10);
         assert_eq!(opponents.len(), 50);
-        assert_eq!(time.steps, RECENT * 19);
+        assert_eq!(time.moves, RECENT * 20);
     }
 }

@@ -2238,7 +2238,7 @@ async fn statistics(backend: Backend) {
             "{me}"
         );
         assert!(
-            element_text(&page, "step-time", "dd").contains("of the play clock"),
+            element_text(&page, "move-time", "dd").contains("of the play clock"),
             "{me}: {page}"
         );
         let json = s.get(&format!("/api/players/{me}/stats")).await.json();

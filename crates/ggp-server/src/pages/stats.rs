@@ -7,7 +7,7 @@ use maud::{Markup, html};
 use super::chart::{self, Bar};
 use super::{Nav, game_url, page, player_url};
 use crate::auth::Viewer;
-use crate::stats::{self, GameStats, PlayerStats, StepTime};
+use crate::stats::{self, GameStats, MoveTime, PlayerStats};
 
 /// `part` of `whole` as a percentage, or a dash when there is no whole.
 pub fn percent(part: i64, whole: i64) -> String {
@@ -186,22 +186,22 @@ pub fn game(viewer: &Viewer, s: &GameStats) -> Markup {
     )
 }
 
-fn step_time(t: &StepTime) -> Markup {
+fn move_time(t: &MoveTime) -> Markup {
     html! {
         @match (t.mean_ms, t.max_ms) {
             (Some(mean_ms), Some(max_ms)) => {
                 (duration(mean_ms)) " on average"
                 @if let Some(of) = t.mean_of_clock { ", " (format!("{:.0}%", 100.0 * of)) " of the play clock" }
-                "; the longest " (duration(max_ms as f64)) "; " (t.over_clock) " of " (t.steps)
-                " steps over the play clock"
+                "; the longest " (duration(max_ms as f64)) "; " (t.over_clock) " of " (t.moves)
+                " moves over the play clock"
             }
-            _ => span.muted { "no step yet" },
+            _ => span.muted { "no move timed yet" },
         }
     }
 }
 
 /// The statistics section of a registered player's page: error and timeout rates, time per
-/// step, results per opponent with a chart of its mean goal against each.
+/// move, results per opponent with a chart of its mean goal against each.
 pub fn player_section(s: &PlayerStats) -> Markup {
     let bars: Vec<Bar> = s
         .opponents
@@ -221,13 +221,12 @@ pub fn player_section(s: &PlayerStats) -> Markup {
             dt { "Errors" } dd #error-rate { (percent(s.errors, s.moves)) " of its moves (" (s.errors) ")" }
             dt { "Timeouts" } dd #timeout-rate { (percent(s.timeouts, s.moves)) " of its moves (" (s.timeouts) ")" }
             dt { "START not answered" } dd { (count(s.start_failed, "match", "matches")) }
-            dt { "Time per step" }
-            dd #step-time { (step_time(&s.step_time)) }
+            dt { "Time per move" }
+            dd #move-time { (move_time(&s.move_time)) }
         }
         p.muted.stats-note {
-            "The manager records when each state is reached, not each reply: a step's time is "
-            "its slowest player's, with the manager's work and any delay between steps; the "
-            "first step, which includes START, is left out."
+            "A move's time runs from the manager's PLAY to the player's reply (a timeout counts "
+            "as the clock and its grace); matches recorded before the manager kept it are left out."
         }
         h3 { "Per opponent" }
         @if s.opponents.is_empty() {
