@@ -3,7 +3,8 @@
 // it by clicking the board or a move. In a GDL-II match it switches between the true state and
 // each role's view; a seat's page of a GDL-II match being played shows only its role's view,
 // read from the stream with the seat's token (`data-sight="role"`), and reloads when the match
-// ends. Text from the server is set with `textContent`; only the fragments the server rendered
+// ends. Boards are SVG: each cell a `g.cell` with `data-x` (its column) and `data-y` (its row). Text from the
+// server is set with `textContent`; only the fragments the server rendered
 // (boards, rows of the moves and views tables) are set as HTML.
 
 const root = document.getElementById('match');
@@ -180,13 +181,13 @@ function follow() {
 
   function decorate() {
     if (!board) return;
-    for (const td of board.querySelectorAll('td.cell')) {
+    for (const td of board.querySelectorAll('.cell')) {
       td.classList.remove('target', 'from', 'to', 'selected');
     }
     if (!turn || !following || sending) return;
     for (const t of turn.targets) {
       if (t.column !== undefined) {
-        for (const td of board.querySelectorAll(`td.cell[data-x="${CSS.escape(t.column)}"]`)) {
+        for (const td of board.querySelectorAll(`.cell[data-x="${CSS.escape(t.column)}"]`)) {
           td.classList.add('target');
         }
       } else if (t.cells.length === 1) {
@@ -201,11 +202,11 @@ function follow() {
   }
 
   function cell([x, y]) {
-    return board.querySelector(`td.cell[data-x="${CSS.escape(x)}"][data-y="${CSS.escape(y)}"]`);
+    return board.querySelector(`.cell[data-x="${CSS.escape(x)}"][data-y="${CSS.escape(y)}"]`);
   }
 
   board?.addEventListener('click', (e) => {
-    const td = e.target.closest('td.cell');
+    const td = e.target.closest('.cell');
     if (!td || !turn || !following || sending) return;
     const here = cellOf(td);
     const targets = turn.targets;

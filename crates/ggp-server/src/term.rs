@@ -3,7 +3,7 @@
 //! that is not a term (a damaged record) reads as whatever could be read, never an error.
 
 /// A ground term.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Term {
     Atom(String),
     List(Vec<Term>),

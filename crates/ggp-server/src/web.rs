@@ -545,16 +545,13 @@ pub async fn match_page(
         },
         Err(e) => return Err(e.into()),
     };
-    let hint = match &served {
-        Some(s) => gm
-            .db
-            .version(&s.game, Some(s.version))
-            .await
-            .map(|v| games::hint(&v))
-            .unwrap_or_default(),
-        None => Vec::new(),
+    let version = match &served {
+        Some(s) => gm.db.version(&s.game, Some(s.version)).await.ok(),
+        None => None,
     };
-    let geometry = pages::geometry(&hint, &record);
+    let hint = version.as_ref().map(games::hint).unwrap_or_default();
+    let rules = version.as_ref().and_then(|v| v.rules.as_deref());
+    let geometry = pages::geometry(&hint, rules, &record);
     let clock = live::get(&gm, &id).and_then(|l| l.clock());
     // Opened as a seat: a GDL-II match being played shows that role's view only, filled in by
     // the page's script with the seat's token (which the server never sees in the address).
@@ -652,17 +649,22 @@ pub async fn board(
             Error::NotFound(format!("the match has {} states", record.states.len())).into(),
         );
     };
-    let hint = match gm.db.served(&id).await? {
-        Some(s) => gm
-            .db
-            .version(&s.game, Some(s.version))
-            .await
-            .map(|v| games::hint(&v))
-            .unwrap_or_default(),
-        None => Vec::new(),
+    let version = match gm.db.served(&id).await? {
+        Some(s) => gm.db.version(&s.game, Some(s.version)).await.ok(),
+        None => None,
     };
-    let geometry = pages::geometry(&hint, &record);
-    let html = crate::board::render(&crate::term::parse_state(state), geometry.as_ref());
+    let hint = version.as_ref().map(games::hint).unwrap_or_default();
+    let rules = version.as_ref().and_then(|v| v.rules.as_deref());
+    let geometry = pages::geometry(&hint, rules, &record);
+    // The cells the move into it changed are marked.
+    let previous = k
+        .checked_sub(1)
+        .map(|p| crate::term::parse_state(&record.states[p]));
+    let html = crate::board::render_step(
+        &crate::term::parse_state(state),
+        previous.as_deref(),
+        geometry.as_ref(),
+    );
     Ok(([(header::CACHE_CONTROL, "private, max-age=60")], html).into_response())
 }
 

@@ -219,7 +219,7 @@ async fn a_person_plays_and_watches_in_a_browser() {
         if text_of(&c, "#status").await == "finished" {
             break;
         }
-        if let Ok(cell) = c.find(Locator::Css("#board td.cell.target")).await {
+        if let Ok(cell) = c.find(Locator::Css("#board .cell.target")).await {
             if cell.click().await.is_ok() {
                 clicks += 1;
             }

@@ -9,7 +9,7 @@ use ggp_match::MatchRecord;
 use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
-use crate::board::{Geometry, Target, targets};
+use crate::board::{Geometry, Target, render_step, targets};
 use crate::db::{Seat, now_ms};
 use crate::error::Error;
 use crate::term::{Term, parse_state};
@@ -205,6 +205,8 @@ pub struct Live {
     pub(super) delays: std::sync::atomic::AtomicU32,
     /// Fluents that can hold in the game, for its board.
     pub(super) hint: Vec<Term>,
+    /// The game's rules (KIF), for what the board looks like.
+    pub(super) rules: Arc<str>,
     pub(super) data: Mutex<LiveData>,
     pub(super) changed: watch::Sender<u64>,
     pub(super) stop: Mutex<Option<oneshot::Sender<String>>>,
@@ -295,7 +297,10 @@ impl Live {
             let parsed: Vec<Vec<Term>> = record
                 .map(|r| r.states.iter().map(|s| parse_state(s)).collect())
                 .unwrap_or_default();
-            data.geometry = Geometry::detect(self.hint.iter().chain(parsed.iter().flatten()));
+            data.geometry = Geometry::detect_with(
+                self.hint.iter().chain(parsed.iter().flatten()),
+                Some(&self.rules),
+            );
             data.geometry_states = states.max(1);
         }
         if data.boards.len() < states {
@@ -304,13 +309,15 @@ impl Live {
         if let Some(Some(html)) = data.boards.get(k) {
             return html.clone();
         }
-        let state = data
-            .record
-            .as_ref()
-            .and_then(|r| r.states.get(k))
-            .map(|s| parse_state(s))
-            .unwrap_or_default();
-        let html: Arc<str> = crate::board::render(&state, data.geometry.as_ref())
+        let state_of = |k: usize| {
+            data.record
+                .as_ref()
+                .and_then(|r| r.states.get(k))
+                .map(|s| parse_state(s))
+        };
+        let state = state_of(k).unwrap_or_default();
+        let previous = k.checked_sub(1).and_then(state_of);
+        let html: Arc<str> = render_step(&state, previous.as_deref(), data.geometry.as_ref())
             .into_string()
             .into();
         if let Some(slot) = data.boards.get_mut(k) {

@@ -80,9 +80,11 @@ impl Watcher {
         if data.record.is_some() {
             let record = data.record.clone().expect("there is a record");
             let sight = self.sight;
-            let boards = self.html && sight == Sight::All;
+            let board = |data: &mut super::model::LiveData, k: usize| {
+                (self.html && sight == Sight::All).then(|| live.board(data, k))
+            };
             if self.states == 0 {
-                let board = boards.then(|| live.board(&mut data, 0));
+                let board = board(&mut data, 0);
                 self.queue.push_back(begin(
                     &live.id,
                     &live.game,
@@ -96,7 +98,7 @@ impl Watcher {
             }
             while self.states < record.states.len() {
                 let k = self.states;
-                let board = boards.then(|| live.board(&mut data, k));
+                let board = board(&mut data, k);
                 self.queue
                     .push_back(step(&record, k, board, self.html, sight));
                 self.states += 1;
@@ -175,17 +177,13 @@ impl Watcher {
             None => (record.game_name.clone(), None),
         };
         let geometry = if self.html && self.sight == Sight::All {
-            let hint = match &served {
-                Some(s) => self
-                    .gm
-                    .db
-                    .version(&s.game, Some(s.version))
-                    .await
-                    .map(|v| crate::games::hint(&v))
-                    .unwrap_or_default(),
-                None => Vec::new(),
+            let version = match &served {
+                Some(s) => self.gm.db.version(&s.game, Some(s.version)).await.ok(),
+                None => None,
             };
-            crate::pages::geometry(&hint, &record)
+            let hint = version.as_ref().map(crate::games::hint).unwrap_or_default();
+            let rules = version.as_ref().and_then(|v| v.rules.as_deref());
+            crate::pages::geometry(&hint, rules, &record)
         } else {
             None
         };
@@ -194,7 +192,8 @@ impl Watcher {
         let board = |k: usize| -> Option<Arc<str>> {
             (self.html && sight == Sight::All).then(|| {
                 let state = parse_state(&record.states[k]);
-                crate::board::render(&state, geometry.as_ref())
+                let previous = k.checked_sub(1).map(|p| parse_state(&record.states[p]));
+                crate::board::render_step(&state, previous.as_deref(), geometry.as_ref())
                     .into_string()
                     .into()
             })

@@ -306,11 +306,22 @@ pub struct View<'a> {
     pub seat: Option<usize>,
 }
 
+/// The board of a match's last state, the cells its last move changed marked.
+fn last_board(r: &MatchRecord, geometry: Option<&Geometry>) -> Markup {
+    let state = |k: usize| r.states.get(k).map(|s| parse_state(s));
+    let last = r.states.len().saturating_sub(1);
+    let previous = last.checked_sub(1).and_then(state);
+    crate::board::render_step(
+        &state(last).unwrap_or_default(),
+        previous.as_deref(),
+        geometry,
+    )
+}
+
 pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
     let r = v.record;
     let all = v.sight == Sight::All;
     let last = r.states.len().saturating_sub(1);
-    let state = parse_state(r.states.last().map(String::as_str).unwrap_or("()"));
     let live = v.status == "live";
     let errors_of = |k: usize| {
         r.errors
@@ -360,7 +371,7 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                     section.board-panel {
                         @if all {
                             div #truth {
-                                div #board { (crate::board::render(&state, v.geometry)) }
+                                div #board { (last_board(r, v.geometry)) }
                                 div.stepper {
                                     button #first type="button" title="first state" { "«" }
                                     button #prev type="button" title="previous state" { "◀" }

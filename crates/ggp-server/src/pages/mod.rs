@@ -157,10 +157,11 @@ pub fn status_badge(status: &str) -> Markup {
     html! { span.status.(status) { (status) } }
 }
 
-/// The board geometry of a recorded match: the game's fluents and the match's states.
-pub fn geometry(hint: &[Term], record: &MatchRecord) -> Option<Geometry> {
+/// The board geometry of a recorded match: the game's fluents and the match's states, and what
+/// the game's rules (KIF) say of them.
+pub fn geometry(hint: &[Term], rules: Option<&str>, record: &MatchRecord) -> Option<Geometry> {
     let states: Vec<Vec<Term>> = record.states.iter().map(|s| parse_state(s)).collect();
-    Geometry::detect(hint.iter().chain(states.iter().flatten()))
+    Geometry::detect_with(hint.iter().chain(states.iter().flatten()), rules)
 }
 
 /// An [`Error`] answered as a page.
