@@ -2,8 +2,9 @@
 // states with the slider, and lets whoever holds a seat's link (`?seat=K#seat=K&token=T`) play
 // it by clicking the board or a move. In a GDL-II match it switches between the true state and
 // each role's view; a seat's page of a GDL-II match being played shows only its role's view,
-// read from the stream with the seat's token (`data-sight="role"`), and reloads when the match
-// ends. Boards are SVG: each cell a `g.cell` with `data-x` (its column) and `data-y` (its row). Text from the
+// read from the stream with the seat's token (`data-sight="role"`), with the board of what the
+// role knows (cells it cannot be sure of shaded), and reloads when the match ends. Boards are
+// SVG: each cell a `g.cell` with `data-x` (its column) and `data-y` (its row). Text from the
 // server is set with `textContent`; only the fragments the server rendered
 // (boards, rows of the moves and views tables) are set as HTML.
 
@@ -90,7 +91,7 @@ function follow() {
   let latest = slider ? Number(slider.max) : Number(root.dataset.steps);
   let shown = latest;
   let following = true;
-  if (board) boards.set(latest, board.innerHTML);
+  if (board && slider) boards.set(latest, board.innerHTML);
 
   // The seat this page plays, from the link's fragment.
   const hash = new URLSearchParams(location.hash.slice(1));
@@ -131,6 +132,12 @@ function follow() {
 
   function show(k) {
     if (!board) { latest = Math.max(latest, k); return; }
+    if (!slider) {
+      // A role's view: what it knows at the latest step.
+      latest = Math.max(latest, k);
+      if (boards.has(latest)) { board.innerHTML = boards.get(latest); decorate(); }
+      return;
+    }
     k = Math.max(0, Math.min(latest, k));
     shown = k;
     following = k === latest;
@@ -302,6 +309,7 @@ function follow() {
       return;
     }
     if (sight === 'role') {
+      if (s.board !== undefined) { boards.set(s.step, s.board); show(s.step); }
       const tbody = document.querySelector(`#view-${s.role} tbody`);
       if (tbody && !tbody.querySelector(`tr[data-step="${s.step}"]`)) {
         const tpl = document.createElement('template');
@@ -335,6 +343,12 @@ function follow() {
       });
     }
     if (following) show(latest); else setLabel();
+  });
+
+  on('begin', (e) => {
+    // A role's view starts with what it knows of the initial state.
+    const b = JSON.parse(e.data);
+    if (sight === 'role' && b.board !== undefined) { boards.set(0, b.board); show(0); }
   });
 
   on('clock', (e) => {

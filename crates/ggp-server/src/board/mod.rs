@@ -15,11 +15,13 @@
 //! - `infer`: orientation, gravity, order and hexagons, from the rules;
 //! - `geometry`: the board relation, its axes and shape;
 //! - `pieces`: a cell's contents as SVG;
-//! - `render`: a state (a step, with the cells that changed) as SVG;
-//! - `targets`: the cells a move names, for a person's clicks.
+//! - `render`: a state (a step, with the cells that changed; a GDL-II role's knowledge) as SVG;
+//! - `targets`: the cells a move names, for a person's clicks;
+//! - `known`: what a GDL-II role knows of the state.
 
 mod geometry;
 mod infer;
+mod known;
 mod pieces;
 mod render;
 mod rules;
@@ -27,7 +29,8 @@ mod targets;
 
 pub use geometry::{Geometry, Shape};
 pub use infer::Skew;
-pub use render::{render, render_step};
+pub use known::{Knowledge, Known};
+pub use render::{render, render_known, render_step};
 pub use targets::{Target, targets};
 
 #[cfg(test)]

@@ -64,6 +64,29 @@ pub fn render_step(
     draw(state, geometry, &marks)
 }
 
+/// Draws what a GDL-II role knows: the fluents true in every state it may be in (`certain`),
+/// and, shaded (`uncertain`), the cells where a fluent true in some of them (`possible`) is
+/// not certain.
+pub fn render_known(certain: &[Term], possible: &[Term], geometry: Option<&Geometry>) -> Markup {
+    let mut marks = Marks::default();
+    if let Some(g) = geometry {
+        let sure: HashSet<String> = certain
+            .iter()
+            .map(|t| t.text().to_ascii_lowercase())
+            .collect();
+        for f in possible {
+            if sure.contains(&f.text().to_ascii_lowercase()) {
+                continue;
+            }
+            if let Some(cell) = g.cell_of(f) {
+                marks.uncertain.insert(cell);
+                marks.maybe.entry(cell).or_default().push(f.text());
+            }
+        }
+    }
+    draw(certain, geometry, &marks)
+}
+
 /// Each cell's contents (the arguments after the coordinates, as text).
 fn contents(state: &[Term], g: &Geometry) -> HashMap<(usize, usize), Vec<String>> {
     let mut cells: HashMap<(usize, usize), Vec<String>> = HashMap::new();

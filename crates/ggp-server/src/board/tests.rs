@@ -276,6 +276,64 @@ fn the_cells_the_last_move_changed_are_marked() {
 }
 
 #[test]
+fn a_gdl2_role_sees_what_it_knows_for_certain_and_the_rest_shaded() {
+    let rules = project("blindbreakthrough.kif");
+    let g = detect(&rules);
+    assert_eq!(g.rows.first().map(String::as_str), Some("5"));
+    let mut m = ggp_play::load(&rules).unwrap();
+    let state = m.initial_state().unwrap();
+    let white_move = "(move 1 2 1 3)";
+    let joint = vec![m.intern(white_move).unwrap(), m.intern("noop").unwrap()];
+    let percepts = |m: &mut ggp_play::Machine, r: usize| -> Vec<String> {
+        m.percepts(&state, &joint, r)
+            .unwrap()
+            .into_iter()
+            .map(|p| m.terms().spelled(m.symbols(), p))
+            .collect()
+    };
+    let (white_sees, black_sees) = (percepts(&mut m, 0), percepts(&mut m, 1));
+    // White moved and knows where; black sees nothing of it.
+    let mut white = Knowledge::new(&rules, 0).unwrap();
+    assert!(white.step(Some(white_move), &white_sees));
+    let mut black = Knowledge::new(&rules, 1).unwrap();
+    assert!(black.step(Some("noop"), &black_sees));
+    let w = white.known();
+    assert!(
+        w.certain.iter().any(|f| f.text() == "(cell 1 3 white)"),
+        "{w:?}"
+    );
+    let html = render_known(&w.certain, &w.possible, Some(&g)).into_string();
+    assert!(
+        !html.contains("uncertain"),
+        "white knows the whole board: {html}"
+    );
+    let b = black.known();
+    // Black's own pawns are certain; where white's pawn went is not.
+    assert!(
+        b.certain.iter().any(|f| f.text() == "(cell 1 5 black)"),
+        "{b:?}"
+    );
+    assert!(
+        !b.certain.iter().any(|f| f.text() == "(cell 1 3 white)"),
+        "{b:?}"
+    );
+    assert!(
+        b.possible.iter().any(|f| f.text() == "(cell 1 3 white)"),
+        "{b:?}"
+    );
+    let html = render_known(&b.certain, &b.possible, Some(&g)).into_string();
+    assert!(cell_tag(&html, "1", "3").contains("uncertain"), "{html}");
+    assert!(cell_tag(&html, "1", "2").contains("uncertain"), "{html}");
+    assert!(!cell_tag(&html, "1", "5").contains("uncertain"), "{html}");
+    assert!(!cell_tag(&html, "3", "1").contains("uncertain"), "{html}");
+    let mine = &html[html.find(&cell_tag(&html, "1", "5")).unwrap()..];
+    assert!(
+        mine[..mine.find("</g>").unwrap()].contains("c-black"),
+        "{html}"
+    );
+}
+
+#[test]
 fn the_rules_alone_give_the_board_before_the_game_is_analysed() {
     let Some(rules) = corpus("hex from its rules", "hex.kif") else {
         return;

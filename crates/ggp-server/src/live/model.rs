@@ -9,7 +9,7 @@ use ggp_match::MatchRecord;
 use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
-use crate::board::{Geometry, Target, render_step, targets};
+use crate::board::{Geometry, Knowledge, Target, render_known, render_step, targets};
 use crate::db::{Seat, now_ms};
 use crate::error::Error;
 use crate::term::{Term, parse_state};
@@ -102,8 +102,20 @@ pub(super) struct LiveData {
     pub(super) geometry: Option<Geometry>,
     /// States the geometry was computed from (0: not yet).
     pub(super) geometry_states: usize,
+    /// GDL-II: what each role knows, step by step (its boards), for its seat's view.
+    pub(super) known: Vec<Option<RoleBoards>>,
     /// What the last `status` event said: the status and the start errors.
     pub(super) status_seen: Option<(&'static str, Vec<String>)>,
+}
+
+/// What a GDL-II role knows, drawn step by step: the boards drawn so far, and the knowledge
+/// that draws the next (`None` once it cannot be followed: the rules cannot be played, or a
+/// percept is not explained).
+pub(super) struct RoleBoards {
+    knowledge: Option<Knowledge>,
+    /// The board of the fluents the role may see, from the game's fluents and the rules only.
+    geometry: Option<Geometry>,
+    boards: Vec<Arc<str>>,
 }
 
 /// What someone may see of a match. In a GDL game, everything. In a GDL-II game, while it is
@@ -205,7 +217,7 @@ pub struct Live {
     pub(super) delays: std::sync::atomic::AtomicU32,
     /// Fluents that can hold in the game, for its board.
     pub(super) hint: Vec<Term>,
-    /// The game's rules (KIF), for what the board looks like.
+    /// The game's rules (KIF), for what the board looks like and what a GDL-II role knows.
     pub(super) rules: Arc<str>,
     pub(super) data: Mutex<LiveData>,
     pub(super) changed: watch::Sender<u64>,
@@ -324,6 +336,51 @@ impl Live {
             *slot = Some(html.clone());
         }
         html
+    }
+
+    /// The board of what role `r` knows at state `k` of a GDL-II match (its percepts and its
+    /// own moves so far), drawn once; `None` where the game has no board or the role's
+    /// knowledge cannot be followed.
+    pub(super) fn known_board(&self, data: &mut LiveData, r: usize, k: usize) -> Option<Arc<str>> {
+        if data.known.len() < self.roles.len() {
+            data.known.resize_with(self.roles.len(), || None);
+        }
+        let rules = self.rules.clone();
+        let hint = &self.hint;
+        let LiveData { record, known, .. } = data;
+        let record = record.as_ref()?;
+        let role = known.get_mut(r)?.get_or_insert_with(|| {
+            let knowledge = Knowledge::new(&rules, r);
+            let start = knowledge.as_ref().map(Knowledge::known).unwrap_or_default();
+            RoleBoards {
+                geometry: Geometry::detect_with(hint.iter().chain(&start.possible), Some(&rules)),
+                knowledge,
+                boards: Vec::new(),
+            }
+        });
+        // A game without a board shows its role's view as the percepts alone.
+        role.geometry.as_ref()?;
+        while role.boards.len() <= k && role.boards.len() < record.states.len() {
+            let step = role.boards.len();
+            let knowledge = role.knowledge.as_mut()?;
+            if step > 0 {
+                let own = record.moves.get(step - 1).and_then(|m| m.get(r));
+                let percepts = record
+                    .percepts
+                    .get(step - 1)
+                    .and_then(|p| p.get(r))
+                    .cloned()
+                    .unwrap_or_default();
+                if !knowledge.step(own.map(String::as_str), &percepts) {
+                    role.knowledge = None;
+                    return None;
+                }
+            }
+            let known = knowledge.known();
+            let html = render_known(&known.certain, &known.possible, role.geometry.as_ref());
+            role.boards.push(html.into_string().into());
+        }
+        role.boards.get(k).cloned()
     }
 
     /// Takes what the manager recorded into the copy to write (`pending`).

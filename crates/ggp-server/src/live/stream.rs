@@ -80,8 +80,12 @@ impl Watcher {
         if data.record.is_some() {
             let record = data.record.clone().expect("there is a record");
             let sight = self.sight;
-            let board = |data: &mut super::model::LiveData, k: usize| {
-                (self.html && sight == Sight::All).then(|| live.board(data, k))
+            // The true state's boards, or what a GDL-II role knows.
+            let board = |data: &mut super::model::LiveData, k: usize| match sight {
+                _ if !self.html => None,
+                Sight::All => Some(live.board(data, k)),
+                Sight::Role(r) if live.gdl2 => live.known_board(data, r, k),
+                _ => None,
             };
             if self.states == 0 {
                 let board = board(&mut data, 0);
@@ -125,10 +129,11 @@ impl Watcher {
                                 Some(json!({"seat": k, "role": live.roles[k], "step": t.step,
                                    "moves": t.legal, "targets": t.targets, "deadline": t.deadline}))
                             }
-                            // Only its own legal moves: another role's depend on what it sees.
+                            // Only its own legal moves (and the cells they name): another
+                            // role's depend on what it sees.
                             Sight::Role(r) if r == k => {
                                 Some(json!({"seat": k, "role": live.roles[k], "step": t.step,
-                                   "moves": t.legal, "targets": [], "deadline": t.deadline}))
+                                   "moves": t.legal, "targets": t.targets, "deadline": t.deadline}))
                             }
                             Sight::Role(_) => None,
                             Sight::Progress => {

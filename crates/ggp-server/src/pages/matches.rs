@@ -393,6 +393,9 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                                 ". Steps played: " span #progress-steps { (r.moves.len()) } "."
                             }
                             @if let Sight::Role(k) = v.sight {
+                                // A game with a board: what the role knows, drawn by the page's
+                                // script from its view's events, shaded where it cannot be sure.
+                                @if v.geometry.is_some() { div #board.known {} }
                                 (role_view(k, roles.get(k).map_or("", String::as_str), None, false, true))
                             }
                         }
