@@ -656,6 +656,8 @@ async fn the_pages_fit_a_phone_and_the_tournament_form_finds_games() {
         assert!(past <= 0, "{path} is {past} px wider than a 400 px screen");
     }
 
+    boards_fit_a_phone(&c, &server.url).await;
+
     // No tournament yet: the form is open.
     c.goto(&format!("{}/tournaments", server.url))
         .await
@@ -720,4 +722,130 @@ async fn the_pages_fit_a_phone_and_the_tournament_form_finds_games() {
         "Enter in the filter box sent the form"
     );
     c.close().await.unwrap();
+}
+
+/// The live match page of each kind of board fits a 400 px screen, its board scaled to the
+/// width: hexagons (hex), pieces that fall (connect four), chess, reversi, breakthrough,
+/// tic-tac-toe, and a GDL-II seat's view of what it knows (blind breakthrough). Each match
+/// is two people's, so its page is live at once (no player builds the rules' engine), and is
+/// aborted once seen.
+async fn boards_fit_a_phone(c: &Client, url: &str) {
+    let corpus = ggp_testdata::shared_dir().is_some();
+    let mut games = vec![
+        ("tictactoe", "svg.board.square.checker"),
+        ("connect4", "svg.board.square.plain"),
+        ("breakthrough6", "svg.board.square.checker"),
+    ];
+    if corpus {
+        games.extend([
+            ("hex", "svg.board.hex"),
+            ("reversi", "svg.board.square.checker"),
+            ("breakthrough", "svg.board.square.checker"),
+            ("chess", "svg.board.square.checker"),
+        ]);
+    }
+    for (game, board) in games {
+        let (status, created) = api(
+            "POST",
+            &format!("{url}/api/matches"),
+            Some(ADMIN_TOKEN),
+            Some(
+                json!({"game": game, "players": ["human", "human"], "startclock": 1,
+                        "playclock": 60}),
+            ),
+        );
+        assert_eq!(status, 201, "{game}: {created}");
+        let id = created["id"].as_str().unwrap();
+        c.goto(&format!("{url}/matches/{id}")).await.unwrap();
+        c.wait()
+            .for_element(Locator::Css(&format!("#board {board} .cell")))
+            .await
+            .unwrap_or_else(|e| panic!("{game}: no {board}: {e}"));
+        let past = overflow(c, 400).await;
+        assert!(
+            past <= 0,
+            "{game}'s match page is {past} px wider than a 400 px screen"
+        );
+        // Its slot for the next.
+        let (status, _) = api(
+            "POST",
+            &format!("{url}/api/matches/{id}/abort"),
+            Some(ADMIN_TOKEN),
+            None,
+        );
+        assert_eq!(status, 202, "{game}: the abort");
+    }
+    // A person's seat in a GDL-II game: the board of what it knows, the cells its pawns move from, to click.
+    let (status, created) = api(
+        "POST",
+        &format!("{url}/api/matches"),
+        Some(ADMIN_TOKEN),
+        Some(
+            json!({"game": "blindbreakthrough", "players": ["human", "random"],
+                    "startclock": 1, "playclock": 60}),
+        ),
+    );
+    assert_eq!(status, 201, "{created}");
+    let seat_url = created["seats"][0]["url"].as_str().unwrap().to_string();
+    c.goto(&format!("{url}{seat_url}")).await.unwrap();
+    c.wait()
+        .for_element(Locator::Css("#board.known svg.board .cell.from"))
+        .await
+        .expect("blind breakthrough: the seat's board with its moves' cells");
+    assert!(c.find(Locator::Id("truth")).await.is_err(), "no true state");
+    let past = overflow(c, 400).await;
+    assert!(
+        past <= 0,
+        "blind breakthrough's seat page is {past} px wider than a 400 px screen"
+    );
+    // A move made on that board: a pawn, then where it goes. Once black has moved, unseen,
+    // where its pawns are is no longer certain: those cells are shaded.
+    c.find(Locator::Css("#board.known .cell.from"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait()
+        .for_element(Locator::Css("#board.known .cell.to"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // Black's move, played by the server's random player, is recorded first (within the
+    // play clock: a loaded machine may take long); then the page shows what white cannot be
+    // sure of (the seat's stream, which the site test follows step by step, brings it).
+    let record = format!("{url}/api/matches/{}", created["id"].as_str().unwrap());
+    let recorded = Instant::now() + Duration::from_secs(60);
+    loop {
+        let moves = api("GET", &record, Some(ADMIN_TOKEN), None).1["moves"].clone();
+        if moves.as_array().is_some_and(|m| m.len() >= 2) {
+            break;
+        }
+        if Instant::now() > recorded {
+            // What the seat's page said of its move (an error, say), for whoever reads this.
+            let said = text_of(c, "#seat").await;
+            panic!(
+                "blind breakthrough's second step not recorded within 60 s: the seat says {said:?}; the moves recorded: {moves}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if c.wait()
+        .for_element(Locator::Css("#board.known .cell.uncertain"))
+        .await
+        .is_err()
+    {
+        let board = text_of(c, "#board").await;
+        let steps = api("GET", &record, Some(ADMIN_TOKEN), None).1["moves"].clone();
+        panic!(
+            "after black's unseen move, no cell white cannot be sure of; the page's board: \
+             {board}; the moves recorded: {steps}"
+        );
+    }
+    assert!(
+        text_of(c, "#view-0 tbody").await.contains("(move "),
+        "the move made from the board"
+    );
 }
