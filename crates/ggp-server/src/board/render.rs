@@ -28,8 +28,10 @@ const HEX_R: f64 = 27.0;
 struct Marks {
     changed: HashSet<(usize, usize)>,
     uncertain: HashSet<(usize, usize)>,
-    /// What an uncertain cell may hold, for its title.
+    /// What an uncertain cell may hold: the fluents, for its title, and their contents,
+    /// drawn faintly.
     maybe: HashMap<(usize, usize), Vec<String>>,
+    maybe_contents: HashMap<(usize, usize), Vec<String>>,
 }
 
 /// Draws a state: the board, if the game has one, and the other fluents as a list.
@@ -81,6 +83,12 @@ pub fn render_known(certain: &[Term], possible: &[Term], geometry: Option<&Geome
             if let Some(cell) = g.cell_of(f) {
                 marks.uncertain.insert(cell);
                 marks.maybe.entry(cell).or_default().push(f.text());
+                let content: Vec<String> = f.args()[2..].iter().map(Term::text).collect();
+                marks
+                    .maybe_contents
+                    .entry(cell)
+                    .or_default()
+                    .push(content.join(" "));
             }
         }
     }
@@ -165,6 +173,9 @@ fn cell(
             title { (title(g, x, y, here, marks.maybe.get(&(r, c)))) }
             (shape)
             @if let Some(contents) = here { (pieces(contents)) }
+            @else if let Some(maybe) = marks.maybe_contents.get(&(r, c)) {
+                g.maybe { (pieces(maybe)) }
+            }
         }
     }
 }

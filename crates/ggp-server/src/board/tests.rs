@@ -323,6 +323,13 @@ fn a_gdl2_role_sees_what_it_knows_for_certain_and_the_rest_shaded() {
     );
     let html = render_known(&b.certain, &b.possible, Some(&g)).into_string();
     assert!(cell_tag(&html, "1", "3").contains("uncertain"), "{html}");
+    // What it may hold is drawn faintly.
+    let maybe = &html[html.find(&cell_tag(&html, "1", "3")).unwrap()..];
+    let maybe = &maybe[..maybe.find("</g></g>").unwrap()];
+    assert!(
+        maybe.contains("class=\"maybe\"") && maybe.contains("c-white"),
+        "{maybe}"
+    );
     assert!(cell_tag(&html, "1", "2").contains("uncertain"), "{html}");
     assert!(!cell_tag(&html, "1", "5").contains("uncertain"), "{html}");
     assert!(!cell_tag(&html, "3", "1").contains("uncertain"), "{html}");
