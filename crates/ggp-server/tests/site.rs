@@ -2258,3 +2258,80 @@ async fn statistics(backend: Backend) {
         "{page}"
     );
 }
+
+/// A person seated in blind breakthrough (GDL-II) is sent, on its seat's stream, the board of
+/// what its role knows and the cells its moves name: at the start everything (the initial
+/// state is known), after the other's unseen move the cells it cannot be sure of shaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gdl2_seat_is_sent_the_board_of_what_it_knows() {
+    let s = site(Backend::Sqlite, "known-board").await;
+    let a = s
+        .api(
+            "POST",
+            "/api/matches",
+            Some(ADMIN),
+            json!({"game": "blindbreakthrough", "players": ["human", "random"],
+                   "startclock": 1, "playclock": 60, "seed": 5}),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let created = a.json();
+    let id = created["id"].as_str().unwrap().to_string();
+    let token = created["seats"][0]["token"].as_str().unwrap().to_string();
+    let path = format!("/api/matches/{id}/events?html=1");
+    let (status, mut mine) = events_as(&s, &path, Some(&token)).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut moved = false;
+    loop {
+        let (name, data) = mine.next().await.expect("the stream goes on");
+        let board = data["board"].as_str().unwrap_or("");
+        match name.as_str() {
+            "begin" => {
+                assert!(board.contains("class=\"board square checker\""), "{data}");
+                assert!(board.contains("c-black") && board.contains("c-white"));
+                assert!(!board.contains("uncertain"), "the initial state is known");
+            }
+            "turn" if !moved => {
+                let Some(turn) = data["seats"].as_array().unwrap().first() else {
+                    continue;
+                };
+                let targets = turn["targets"].as_array().unwrap();
+                assert_eq!(targets.len(), turn["moves"].as_array().unwrap().len());
+                assert!(
+                    targets
+                        .iter()
+                        .all(|t| t["cells"].as_array().unwrap().len() == 2)
+                );
+                let a = s
+                    .api(
+                        "POST",
+                        &format!("/api/matches/{id}/moves"),
+                        Some(&token),
+                        json!({"move": "(move 1 2 1 3)", "step": 0}),
+                    )
+                    .await;
+                assert_eq!(a.status, StatusCode::ACCEPTED, "{}", a.body);
+                moved = true;
+            }
+            "step" if data["step"] == 1 => {
+                // White knows where its pawn went, and black has not moved yet.
+                assert!(board.contains("title>(cell 1 3 white)"), "{board}");
+                assert!(!board.contains("uncertain"), "{board}");
+            }
+            "step" if data["step"] == 2 => {
+                // Black moved, unseen: some of its pawns may be elsewhere.
+                assert!(board.contains("uncertain"), "{board}");
+                assert!(!data.to_string().contains("\"state\""), "{data}");
+                break;
+            }
+            _ => {}
+        }
+    }
+    s.api(
+        "POST",
+        &format!("/api/matches/{id}/abort"),
+        Some(ADMIN),
+        json!(null),
+    )
+    .await;
+}
