@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Takes the screenshots of `ggp serve` in docs/: a live match page (connect four, two built-in
 players, in the middle of the match), a person's page of a GDL-II match (Monty Hall, as the
-contestant, who sees only its percepts) and the board drawn for six games of the corpus.
+contestant, who sees only its percepts), the board drawn for six games of the corpus and the
+board a person seated in blind breakthrough (GDL-II) sees, of what it knows; every board at a
+desktop's width (`board-KEY.png`) and at a phone's, 400 px (`board-KEY-phone.png`).
 
 Starts the real server on a fresh database with the project's games and six games of the
 corpus (read from ../shared, never copied into the project), creates the matches through the
@@ -9,7 +11,7 @@ API, and photographs each match page with Debian's headless Chromium through `ch
 Needs only Python's standard library, `chromium` and `chromium-driver`.
 
     cargo build --release -p ggp
-    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,boards]
+    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,boards,blind]
 """
 
 import argparse
@@ -65,6 +67,8 @@ class Browser:
     process group of its own that is killed at the end."""
 
     def __init__(self, chromium, width=1280, height=900):
+        """A window `width` × `height`; below 500 px, a phone's screen is emulated (headless
+        Chromium's window does not shrink further)."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -77,10 +81,14 @@ class Browser:
                 break
             except OSError:
                 time.sleep(0.1)
-        caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+        options = {
             "binary": chromium,
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                     "--disable-dev-shm-usage", f"--window-size={width},{height}"]}}}}
+                     "--disable-dev-shm-usage", f"--window-size={max(width, 500)},{height}"]}
+        if width < 500:
+            options["mobileEmulation"] = {
+                "deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0}}
+        caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": options}}}
         self.session = self.call("POST", "/session", caps)["sessionId"]
 
     def call(self, method, path, body=None):
@@ -112,8 +120,8 @@ def main():
     ap.add_argument("--ggp", default=os.path.join(ROOT, "target", "release", "ggp"))
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs"))
-    ap.add_argument("--only", default="live,gdl2,boards",
-                    help="which screenshots, of live, gdl2 and boards")
+    ap.add_argument("--only", default="live,gdl2,boards,blind",
+                    help="which screenshots, of live, gdl2, boards and blind")
     args = ap.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,7 +134,7 @@ def main():
             [args.ggp, "serve", "--addr", "127.0.0.1:0", "--db", os.path.join(tmp, "db.sqlite"),
              "--games", os.path.join(ROOT, "games"), "--games", corpus,
              "--admin-token", TOKEN], stderr=subprocess.PIPE, text=True)
-        browser = None
+        browser = phone = None
         try:
             port = None
             for line in server.stderr:
@@ -137,6 +145,7 @@ def main():
             threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
             base = f"http://127.0.0.1:{port}"
             browser = Browser(args.chromium, height=1000)
+            phone = Browser(args.chromium, width=400, height=800)
 
             # The live page: connect four, slowed down, photographed in the middle.
             if "live" in only:
@@ -176,10 +185,37 @@ def main():
                 mid = made["id"]
                 wait_for_step(port, mid, at)
                 browser.shoot(f"{base}/matches/{mid}", os.path.join(args.out, f"board-{key}.png"))
+                phone.shoot(f"{base}/matches/{mid}", os.path.join(args.out, f"board-{key}-phone.png"))
                 api(port, "POST", f"/api/matches/{mid}/abort?reason=screenshot%20taken")
+
+            # Blind breakthrough (GDL-II) as white, a person: after a few moves, the board of
+            # what it knows, black's pawns it has not seen move shaded.
+            if "blind" in only:
+                status, made = api(port, "POST", "/api/matches", {
+                    "game": "blindbreakthrough", "players": ["human", "random"],
+                    "startclock": 5, "playclock": 600, "seed": 7})
+                assert status == 201, made
+                seat = made["seats"][0]
+                view = f"/api/matches/{made['id']}/views/white"
+                for step in [0, 2, 4]:
+                    while True:
+                        turn = api(port, "GET", view, token=seat["token"])[1].get("turn") or {}
+                        if turn.get("step") == step:
+                            break
+                        time.sleep(0.05)
+                    # The most advanced pawn's first move forward, for a game that goes on.
+                    move = sorted(turn["moves"], key=lambda m: -int(m.strip("()").split()[2]))[0]
+                    api(port, "POST", f"/api/matches/{made['id']}/moves",
+                        {"move": move, "step": step}, token=seat["token"])
+                wait_for_step(port, made["id"], 6)
+                for who, name in [(browser, "board-blindbreakthrough.png"),
+                                  (phone, "board-blindbreakthrough-phone.png")]:
+                    who.shoot(f"{base}{seat['url']}", os.path.join(args.out, name), settle=2.5)
+                api(port, "POST", f"/api/matches/{made['id']}/abort?reason=screenshot%20taken")
         finally:
-            if browser:
-                browser.close()
+            for b in (browser, phone):
+                if b:
+                    b.close()
             server.terminate()
             server.wait()
 
