@@ -62,9 +62,10 @@ impl Geometry {
         let rules = rules.map(Rules::read).unwrap_or_default();
         // The rules' `base` and `init` sentences, where they follow from facts: the board
         // before the game's fluents are known (and cells no state has named yet).
+        let mut evaluator = rules.evaluator();
         let declared: Vec<Term> = ["base", "init"]
             .iter()
-            .filter_map(|r| rules.evaluate(r, 1))
+            .filter_map(|r| evaluator.evaluate(r, 1))
             .flatten()
             .filter_map(|mut t| t.pop())
             .collect();

@@ -279,11 +279,12 @@ pub type Place<'a> = &'a dyn Fn(&str, &str) -> Option<(i64, i64)>;
 /// six directions. `place` gives a cell's row and column on the board from the board
 /// relation's first two arguments.
 pub fn hex_skew(rules: &Rules, relation: &str, place: Place<'_>) -> Option<Skew> {
+    let mut evaluator = rules.evaluator();
     for name in rules.relations(4) {
         if name == relation || name == "<=" {
             continue;
         }
-        let Some(tuples) = rules.evaluate(&name, 4) else {
+        let Some(tuples) = evaluator.evaluate(&name, 4) else {
             continue;
         };
         let mut directions = BTreeSet::new();

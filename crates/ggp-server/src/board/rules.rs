@@ -9,6 +9,9 @@ use crate::term::{Term, parse_state};
 
 /// The most tuples of bindings one relation's evaluation may make; beyond, it is given up.
 const BUDGET: usize = 50_000;
+/// The most matches of a literal against a tuple one [`Evaluator`] tries (its work): beyond,
+/// what it has not evaluated yet is given up, so that a page never waits long for its board.
+const WORK: usize = 200_000;
 
 /// Relations whose meaning depends on the state or the moves.
 const DYNAMIC: &[&str] = &["true", "does", "next", "legal", "goal", "terminal", "sees"];
@@ -24,6 +27,7 @@ pub struct Rule {
 #[derive(Clone, Debug, Default)]
 pub struct Rules {
     pub rules: Vec<Rule>,
+    dynamic: std::sync::OnceLock<HashSet<String>>,
 }
 
 impl Rules {
@@ -54,7 +58,10 @@ impl Rules {
                 }),
             })
             .collect();
-        Rules { rules }
+        Rules {
+            rules,
+            dynamic: Default::default(),
+        }
     }
 
     /// The facts of a relation (ground sentences with no body), as their arguments.
@@ -80,38 +87,71 @@ impl Rules {
         out
     }
 
+    /// The relations that depend on the state or the moves: those of [`DYNAMIC`] and those
+    /// whose rules use one.
+    fn dynamic(&self) -> &HashSet<String> {
+        self.dynamic.get_or_init(|| {
+            let mut out: HashSet<String> = DYNAMIC.iter().map(|d| d.to_string()).collect();
+            loop {
+                let before = out.len();
+                for rule in &self.rules {
+                    let Some(head) = rule.head.head() else {
+                        continue;
+                    };
+                    if !out.contains(head) && rule.body.iter().any(|l| mentions(l, &out)) {
+                        out.insert(head.to_string());
+                    }
+                }
+                if out.len() == before {
+                    return out;
+                }
+            }
+        })
+    }
+
+    /// An evaluator of the relations of facts, with its own budget of work.
+    pub fn evaluator(&self) -> Evaluator<'_> {
+        Evaluator {
+            rules: self,
+            memo: HashMap::new(),
+            busy: HashSet::new(),
+            work: 0,
+        }
+    }
+}
+
+/// Evaluates relations that do not depend on the state from the facts, bottom up, remembering
+/// what it evaluated, within a budget of work.
+pub struct Evaluator<'r> {
+    rules: &'r Rules,
+    memo: HashMap<(String, usize), Option<Vec<Vec<Term>>>>,
+    busy: HashSet<(String, usize)>,
+    work: usize,
+}
+
+impl Evaluator<'_> {
     /// The tuples of a relation that does not depend on the state, evaluated from the facts
     /// (with `or`, `not` and `distinct`); `None` if it depends on the state, is recursive or
     /// exceeds the budget.
-    pub fn evaluate(&self, name: &str, arity: usize) -> Option<Vec<Vec<Term>>> {
-        let mut memo = HashMap::new();
-        let mut busy = HashSet::new();
-        self.eval(name, arity, &mut memo, &mut busy)
-    }
-
-    fn eval(
-        &self,
-        name: &str,
-        arity: usize,
-        memo: &mut HashMap<(String, usize), Option<Vec<Vec<Term>>>>,
-        busy: &mut HashSet<(String, usize)>,
-    ) -> Option<Vec<Vec<Term>>> {
+    pub fn evaluate(&mut self, name: &str, arity: usize) -> Option<Vec<Vec<Term>>> {
         let key = (name.to_string(), arity);
-        if let Some(done) = memo.get(&key) {
+        if let Some(done) = self.memo.get(&key) {
             return done.clone();
         }
-        if DYNAMIC.contains(&name) || !busy.insert(key.clone()) {
+        if self.rules.dynamic().contains(name) || self.work > WORK || !self.busy.insert(key.clone())
+        {
             return None;
         }
         let mut out: Vec<Vec<Term>> = Vec::new();
         let mut seen: HashSet<Vec<Term>> = HashSet::new();
         let mut ok = true;
-        for rule in &self.rules {
+        let rules = self.rules;
+        for rule in &rules.rules {
             if rule.head.head() != Some(name) || arity_of(&rule.head) != arity {
                 continue;
             }
             for body in expand_or(&rule.body) {
-                let Some(found) = self.solve(&body, memo, busy) else {
+                let Some(found) = self.solve(&body) else {
                     ok = false;
                     break;
                 };
@@ -129,27 +169,35 @@ impl Rules {
                 break;
             }
         }
-        busy.remove(&key);
+        self.busy.remove(&key);
         let result = ok.then_some(out);
-        memo.insert(key, result.clone());
+        self.memo.insert(key, result.clone());
         result
     }
 
     /// The bindings that satisfy a conjunction (positive literals first, then the tests).
-    fn solve(
-        &self,
-        body: &[Term],
-        memo: &mut HashMap<(String, usize), Option<Vec<Vec<Term>>>>,
-        busy: &mut HashSet<(String, usize)>,
-    ) -> Option<Vec<HashMap<String, Term>>> {
+    fn solve(&mut self, body: &[Term]) -> Option<Vec<HashMap<String, Term>>> {
         let mut bindings = vec![HashMap::new()];
         let is_test = |l: &Term| matches!(l.head(), Some("distinct" | "not"));
         for literal in body.iter().filter(|l| !is_test(l)) {
             let name = literal.head()?;
-            let tuples = self.eval(name, arity_of(literal), memo, busy)?;
+            let tuples = self.evaluate(name, arity_of(literal))?;
             let mut next = Vec::new();
             for b in &bindings {
+                self.work += tuples.len();
+                if self.work > WORK {
+                    return None;
+                }
                 for t in &tuples {
+                    // Checked first without copying the bindings: most tuples do not match.
+                    if !literal
+                        .args()
+                        .iter()
+                        .zip(t)
+                        .all(|(p, v)| may_unify(p, v, b))
+                    {
+                        continue;
+                    }
                     let mut b2 = b.clone();
                     if literal
                         .args()
@@ -169,7 +217,7 @@ impl Rules {
         for test in body.iter().filter(|l| is_test(l)) {
             let mut kept = Vec::new();
             for b in bindings {
-                if self.holds(test, &b, memo, busy)? {
+                if self.holds(test, &b)? {
                     kept.push(b);
                 }
             }
@@ -178,22 +226,25 @@ impl Rules {
         Some(bindings)
     }
 
-    fn holds(
-        &self,
-        test: &Term,
-        b: &HashMap<String, Term>,
-        memo: &mut HashMap<(String, usize), Option<Vec<Vec<Term>>>>,
-        busy: &mut HashSet<(String, usize)>,
-    ) -> Option<bool> {
+    fn holds(&mut self, test: &Term, b: &HashMap<String, Term>) -> Option<bool> {
         match (test.head(), test.args()) {
             (Some("distinct"), [x, y]) => Some(subst(x, b) != subst(y, b)),
             (Some("not"), [inner]) => {
                 let g = subst(inner, b);
-                let tuples = self.eval(g.head()?, arity_of(&g), memo, busy)?;
+                let tuples = self.evaluate(g.head()?, arity_of(&g))?;
                 Some(!tuples.iter().any(|t| t.as_slice() == g.args()))
             }
             _ => None,
         }
+    }
+}
+
+/// Whether a literal (or one within it: `not`, `or`) names one of these relations.
+fn mentions(literal: &Term, relations: &HashSet<String>) -> bool {
+    match literal.head() {
+        Some("not" | "or" | "and") => literal.args().iter().any(|l| mentions(l, relations)),
+        Some(name) => relations.contains(name),
+        None => false,
     }
 }
 
@@ -222,6 +273,19 @@ fn subst(t: &Term, b: &HashMap<String, Term>) -> Term {
         Term::Atom(a) if a.starts_with('?') => b.get(a).cloned().unwrap_or_else(|| t.clone()),
         Term::Atom(_) => t.clone(),
         Term::List(items) => Term::List(items.iter().map(|i| subst(i, b)).collect()),
+    }
+}
+
+/// Whether a pattern may match a value under bindings `b` (a variable bound in `b` must be
+/// that value; one unbound may be anything).
+fn may_unify(pattern: &Term, value: &Term, b: &HashMap<String, Term>) -> bool {
+    match (pattern, value) {
+        (Term::Atom(a), _) if a.starts_with('?') => b.get(a).is_none_or(|bound| bound == value),
+        (Term::Atom(a), Term::Atom(v)) => a == v,
+        (Term::List(ps), Term::List(vs)) => {
+            ps.len() == vs.len() && ps.iter().zip(vs).all(|(p, v)| may_unify(p, v, b))
+        }
+        _ => false,
     }
 }
 
