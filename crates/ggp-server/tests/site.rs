@@ -2316,6 +2316,10 @@ async fn a_gdl2_seat_is_sent_the_board_of_what_it_knows() {
             "step" if data["step"] == 1 => {
                 // White knows where its pawn went, and black has not moved yet.
                 assert!(board.contains("title>(cell 1 3 white)"), "{board}");
+                assert!(
+                    board.contains("cell square changed"),
+                    "from and to: {board}"
+                );
                 assert!(!board.contains("uncertain"), "{board}");
             }
             "step" if data["step"] == 2 => {

@@ -45,7 +45,20 @@ pub fn render_step(
     previous: Option<&[Term]>,
     geometry: Option<&Geometry>,
 ) -> Markup {
-    let mut marks = Marks::default();
+    let marks = Marks {
+        changed: changed(state, previous, geometry),
+        ..Marks::default()
+    };
+    draw(state, geometry, &marks)
+}
+
+/// The cells whose contents differ from `previous`'s (none without it).
+fn changed(
+    state: &[Term],
+    previous: Option<&[Term]>,
+    geometry: Option<&Geometry>,
+) -> HashSet<(usize, usize)> {
+    let mut out = HashSet::new();
     if let (Some(g), Some(previous)) = (geometry, previous) {
         let (now, before) = (contents(state, g), contents(previous, g));
         let cells: BTreeSet<&(usize, usize)> = now.keys().chain(before.keys()).collect();
@@ -59,18 +72,27 @@ pub fn render_step(
                 v
             };
             if visible(&now) != visible(&before) {
-                marks.changed.insert(*cell);
+                out.insert(*cell);
             }
         }
     }
-    draw(state, geometry, &marks)
+    out
 }
 
 /// Draws what a GDL-II role knows: the fluents true in every state it may be in (`certain`),
 /// and, shaded (`uncertain`), the cells where a fluent true in some of them (`possible`) is
-/// not certain.
-pub fn render_known(certain: &[Term], possible: &[Term], geometry: Option<&Geometry>) -> Markup {
-    let mut marks = Marks::default();
+/// not certain. Cells whose certain contents differ from the step before's
+/// (`previous_certain`) are `changed`.
+pub fn render_known(
+    certain: &[Term],
+    possible: &[Term],
+    previous_certain: Option<&[Term]>,
+    geometry: Option<&Geometry>,
+) -> Markup {
+    let mut marks = Marks {
+        changed: changed(certain, previous_certain, geometry),
+        ..Marks::default()
+    };
     if let Some(g) = geometry {
         let sure: HashSet<String> = certain
             .iter()

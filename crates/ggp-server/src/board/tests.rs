@@ -302,11 +302,16 @@ fn a_gdl2_role_sees_what_it_knows_for_certain_and_the_rest_shaded() {
         w.certain.iter().any(|f| f.text() == "(cell 1 3 white)"),
         "{w:?}"
     );
-    let html = render_known(&w.certain, &w.possible, Some(&g)).into_string();
+    let start = Knowledge::new(&rules, 0).unwrap().known();
+    let html = render_known(&w.certain, &w.possible, Some(&start.certain), Some(&g)).into_string();
     assert!(
         !html.contains("uncertain"),
         "white knows the whole board: {html}"
     );
+    // Its move changed two cells, from and to.
+    assert_eq!(html.matches(" changed").count(), 2, "{html}");
+    assert!(cell_tag(&html, "1", "2").contains("changed"), "{html}");
+    assert!(cell_tag(&html, "1", "3").contains("changed"), "{html}");
     let b = black.known();
     // Black's own pawns are certain; where white's pawn went is not.
     assert!(
@@ -321,7 +326,7 @@ fn a_gdl2_role_sees_what_it_knows_for_certain_and_the_rest_shaded() {
         b.possible.iter().any(|f| f.text() == "(cell 1 3 white)"),
         "{b:?}"
     );
-    let html = render_known(&b.certain, &b.possible, Some(&g)).into_string();
+    let html = render_known(&b.certain, &b.possible, None, Some(&g)).into_string();
     assert!(cell_tag(&html, "1", "3").contains("uncertain"), "{html}");
     // What it may hold is drawn faintly.
     let maybe = &html[html.find(&cell_tag(&html, "1", "3")).unwrap()..];

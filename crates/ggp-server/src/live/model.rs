@@ -116,6 +116,8 @@ pub(super) struct RoleBoards {
     /// The board of the fluents the role may see, from the game's fluents and the rules only.
     geometry: Option<Geometry>,
     boards: Vec<Arc<str>>,
+    /// The fluents it was sure of at the last board drawn, for the cells the next changes.
+    certain: Option<Vec<Term>>,
 }
 
 /// What someone may see of a match. In a GDL game, everything. In a GDL-II game, while it is
@@ -356,6 +358,7 @@ impl Live {
                 geometry: Geometry::detect_with(hint.iter().chain(&start.possible), Some(&rules)),
                 knowledge,
                 boards: Vec::new(),
+                certain: None,
             }
         });
         // A game without a board shows its role's view as the percepts alone.
@@ -377,8 +380,14 @@ impl Live {
                 }
             }
             let known = knowledge.known();
-            let html = render_known(&known.certain, &known.possible, role.geometry.as_ref());
+            let html = render_known(
+                &known.certain,
+                &known.possible,
+                role.certain.as_deref(),
+                role.geometry.as_ref(),
+            );
             role.boards.push(html.into_string().into());
+            role.certain = Some(known.certain);
         }
         role.boards.get(k).cloned()
     }
