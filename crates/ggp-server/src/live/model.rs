@@ -102,8 +102,6 @@ pub(super) struct LiveData {
     pub(super) geometry: Option<Geometry>,
     /// States the geometry was computed from (0: not yet).
     pub(super) geometry_states: usize,
-    /// GDL-II: what each role knows, step by step (its boards), for its seat's view.
-    pub(super) known: Vec<Option<RoleBoards>>,
     /// What the last `status` event said: the status and the start errors.
     pub(super) status_seen: Option<(&'static str, Vec<String>)>,
 }
@@ -221,6 +219,9 @@ pub struct Live {
     pub(super) hint: Vec<Term>,
     /// The game's rules (KIF), for what the board looks like and what a GDL-II role knows.
     pub(super) rules: Arc<str>,
+    /// GDL-II: what each role knows, step by step (its boards), for its seat's view; apart
+    /// from `data`, so that following a role's knowledge never holds up the match.
+    pub(super) known: Mutex<Vec<Option<RoleBoards>>>,
     pub(super) data: Mutex<LiveData>,
     pub(super) changed: watch::Sender<u64>,
     pub(super) stop: Mutex<Option<oneshot::Sender<String>>>,
@@ -343,14 +344,13 @@ impl Live {
     /// The board of what role `r` knows at state `k` of a GDL-II match (its percepts and its
     /// own moves so far), drawn once; `None` where the game has no board or the role's
     /// knowledge cannot be followed.
-    pub(super) fn known_board(&self, data: &mut LiveData, r: usize, k: usize) -> Option<Arc<str>> {
-        if data.known.len() < self.roles.len() {
-            data.known.resize_with(self.roles.len(), || None);
+    pub(super) fn known_board(&self, record: &MatchRecord, r: usize, k: usize) -> Option<Arc<str>> {
+        let mut known = lock(&self.known);
+        if known.len() < self.roles.len() {
+            known.resize_with(self.roles.len(), || None);
         }
         let rules = self.rules.clone();
         let hint = &self.hint;
-        let LiveData { record, known, .. } = data;
-        let record = record.as_ref()?;
         let role = known.get_mut(r)?.get_or_insert_with(|| {
             let knowledge = Knowledge::new(&rules, r);
             let start = knowledge.as_ref().map(Knowledge::known).unwrap_or_default();

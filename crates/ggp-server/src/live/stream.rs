@@ -76,15 +76,22 @@ impl Watcher {
     }
 
     fn take_news(&mut self, live: &Live) {
+        let known = self.known_boards(live);
         let mut data = lock(&live.data);
         if data.record.is_some() {
             let record = data.record.clone().expect("there is a record");
             let sight = self.sight;
+            // The first state not sent yet: the first of `known`.
+            let first = self.states;
             // The true state's boards, or what a GDL-II role knows.
             let board = |data: &mut super::model::LiveData, k: usize| match sight {
                 _ if !self.html => None,
                 Sight::All => Some(live.board(data, k)),
-                Sight::Role(r) if live.gdl2 => live.known_board(data, r, k),
+                Sight::Role(r) if live.gdl2 => known
+                    .get(k.wrapping_sub(first))
+                    .cloned()
+                    .flatten()
+                    .or_else(|| live.known_board(&record, r, k)),
                 _ => None,
             };
             if self.states == 0 {
@@ -158,6 +165,23 @@ impl Watcher {
                 self.queue.push_back(event("status", payload));
             }
         }
+    }
+
+    /// In a role's view of a GDL-II match, the boards of what it knows at the states not sent
+    /// yet (from `self.states` on), drawn before the match's data is locked.
+    fn known_boards(&self, live: &Live) -> Vec<Option<Arc<str>>> {
+        let Sight::Role(r) = self.sight else {
+            return Vec::new();
+        };
+        if !self.html || !live.gdl2 {
+            return Vec::new();
+        }
+        let Some(record) = lock(&live.data).record.clone() else {
+            return Vec::new();
+        };
+        (self.states..record.states.len())
+            .map(|k| live.known_board(&record, r, k))
+            .collect()
     }
 
     async fn finished_match(&mut self) {
