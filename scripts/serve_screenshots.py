@@ -3,7 +3,9 @@
 players, in the middle of the match), a person's page of a GDL-II match (Monty Hall, as the
 contestant, who sees only its percepts), the board drawn for six games of the corpus and the
 board a person seated in blind breakthrough (GDL-II) sees, of what it knows; every board at a
-desktop's width (`board-KEY.png`) and at a phone's, 400 px (`board-KEY-phone.png`).
+desktop's width (`board-KEY.png`) and at a phone's, 400 px (`board-KEY-phone.png`); the games'
+page searched by a tag (`serve-games.png`, `serve-games-phone.png`) and a game's statistics
+(`serve-stats.png`).
 
 Starts the real server on a fresh database with the project's games and six games of the
 corpus (read from ../shared, never copied into the project), creates the matches through the
@@ -11,7 +13,7 @@ API, and photographs each match page with Debian's headless Chromium through `ch
 Needs only Python's standard library, `chromium` and `chromium-driver`.
 
     cargo build --release -p ggp
-    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,boards,blind]
+    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,boards,blind,games,stats]
 """
 
 import argparse
@@ -120,8 +122,8 @@ def main():
     ap.add_argument("--ggp", default=os.path.join(ROOT, "target", "release", "ggp"))
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs"))
-    ap.add_argument("--only", default="live,gdl2,boards,blind",
-                    help="which screenshots, of live, gdl2, boards and blind")
+    ap.add_argument("--only", default="live,gdl2,boards,blind,games,stats",
+                    help="which screenshots, of live, gdl2, boards, blind, games and stats")
     args = ap.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as tmp:
@@ -212,6 +214,24 @@ def main():
                                   (phone, "board-blindbreakthrough-phone.png")]:
                     who.shoot(f"{base}{seat['url']}", os.path.join(args.out, name), settle=2.5)
                 api(port, "POST", f"/api/matches/{made['id']}/abort?reason=screenshot%20taken")
+
+            # The games' page, searched by a tag, once every game's trial has run (its tags).
+            if "games" in only:
+                while any(g["latest"].get("traits") is None for g in api(port, "GET", "/api/games")[1]):
+                    time.sleep(0.2)
+                browser.shoot(f"{base}/games?tags=2-roles", os.path.join(args.out, "serve-games.png"))
+                phone.shoot(f"{base}/games?tags=2-roles", os.path.join(args.out, "serve-games-phone.png"))
+
+            # A game's statistics after a few quick matches of tic-tac-toe.
+            if "stats" in only:
+                for seed in range(12):
+                    players = ["random", "legal"] if seed % 2 else ["legal", "random"]
+                    status, made = api(port, "POST", "/api/matches", {
+                        "game": "tictactoe", "players": players, "startclock": 1,
+                        "playclock": 1, "seed": seed})
+                    assert status == 201, made
+                    wait_for_step(port, made["id"], 100)
+                browser.shoot(f"{base}/games/tictactoe/stats", os.path.join(args.out, "serve-stats.png"))
         finally:
             for b in (browser, phone):
                 if b:
