@@ -13,6 +13,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
+use crate::knowledge::{History, KnowledgeLimits, KnowledgeMachine};
 use crate::machine::{
     Batch, Playout, ReasonError, Result, RoleIndex, Rollouts, Rounds, StateMachine, Until,
     sequential_playouts_from,
@@ -37,6 +38,9 @@ pub enum Machine {
     Fast(Box<FastMachine>),
     Joins(Box<JoinMachine>, String),
     Reference(Box<ReferenceMachine>, Option<String>),
+    /// The reference engine over histories, for GDL-III rules (with `knows`), which the fast
+    /// engine does not reason: with the reason it gave, when it was asked for.
+    Knowledge(Box<KnowledgeMachine>, Option<String>),
 }
 
 /// A state of a [`Machine`].
@@ -45,6 +49,7 @@ pub enum MachineState {
     Fast(FastState),
     Joins(JoinState),
     Reference(ReferenceState),
+    Knowledge(History),
 }
 
 impl Machine {
@@ -96,6 +101,10 @@ impl Machine {
             }
             EngineChoice::Reference => None,
         };
+        if gdl_check::knows::first_use(&checked.program).is_some() {
+            let m = KnowledgeMachine::new(checked, limits, KnowledgeLimits::default())?;
+            return Ok(Machine::Knowledge(Box::new(m), fallback));
+        }
         let m = ReferenceMachine::with_limits(checked, limits)?;
         Ok(Machine::Reference(Box::new(m), fallback))
     }
@@ -103,7 +112,7 @@ impl Machine {
     /// Why the fast engine was asked for and not used (it cannot compile the game), if so.
     pub fn fallback(&self) -> Option<&str> {
         match self {
-            Machine::Reference(_, reason) => reason.as_deref(),
+            Machine::Reference(_, reason) | Machine::Knowledge(_, reason) => reason.as_deref(),
             Machine::Fast(_) | Machine::Joins(..) => None,
         }
     }
@@ -128,6 +137,10 @@ impl Machine {
             Machine::Reference(_, Some(reason)) => {
                 format!("reference engine (the fast engine cannot compile this game: {reason})")
             }
+            Machine::Knowledge(_, None) => "reference engine, over histories (GDL-III)".into(),
+            Machine::Knowledge(_, Some(reason)) => format!(
+                "reference engine, over histories (GDL-III; the fast engine cannot compile this game: {reason})"
+            ),
         }
     }
 
@@ -137,7 +150,7 @@ impl Machine {
     pub fn try_clone(&self) -> Option<Machine> {
         match self {
             Machine::Fast(m) => Some(Machine::Fast(m.clone())),
-            Machine::Joins(..) | Machine::Reference(..) => None,
+            Machine::Joins(..) | Machine::Reference(..) | Machine::Knowledge(..) => None,
         }
     }
 
@@ -150,6 +163,7 @@ impl Machine {
             Machine::Fast(_) => {}
             Machine::Joins(m, _) => m.set_until(until),
             Machine::Reference(m, _) => m.set_until(until),
+            Machine::Knowledge(m, _) => m.set_until(until),
         }
     }
 
@@ -157,7 +171,7 @@ impl Machine {
     pub fn engine_name(&self) -> &'static str {
         match self {
             Machine::Fast(_) | Machine::Joins(..) => "fast",
-            Machine::Reference(..) => "reference",
+            Machine::Reference(..) | Machine::Knowledge(..) => "reference",
         }
     }
 }
@@ -233,6 +247,7 @@ macro_rules! both {
             Machine::Fast($m) => $e,
             Machine::Joins($m, _) => $e,
             Machine::Reference($m, _) => $e,
+            Machine::Knowledge($m, _) => $e,
         }
     };
 }
@@ -261,6 +276,7 @@ impl StateMachine for Machine {
             Machine::Fast(m) => MachineState::Fast(m.initial_state()?),
             Machine::Joins(m, _) => MachineState::Joins(m.initial_state()?),
             Machine::Reference(m, _) => MachineState::Reference(m.initial_state()?),
+            Machine::Knowledge(m, _) => MachineState::Knowledge(m.initial_state()?),
         })
     }
 
@@ -269,6 +285,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.fluents(s),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.fluents(s),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.fluents(s),
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => m.fluents(s),
             _ => Vec::new(),
         }
     }
@@ -278,6 +295,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.legal_moves(s, role),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.legal_moves(s, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.legal_moves(s, role),
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => m.legal_moves(s, role),
             _ => Err(mismatch()),
         }
     }
@@ -292,6 +310,9 @@ impl StateMachine for Machine {
             }
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 Ok(MachineState::Reference(m.next_state(s, joint)?))
+            }
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => {
+                Ok(MachineState::Knowledge(m.next_state(s, joint)?))
             }
             _ => Err(mismatch()),
         }
@@ -311,6 +332,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.percepts(s, joint, role),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.percepts(s, joint, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.percepts(s, joint, role),
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => m.percepts(s, joint, role),
             _ => Err(mismatch()),
         }
     }
@@ -320,6 +342,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.is_terminal(s),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.is_terminal(s),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.is_terminal(s),
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => m.is_terminal(s),
             _ => Err(mismatch()),
         }
     }
@@ -329,6 +352,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.goal_values(s, role),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.goal_values(s, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.goal_values(s, role),
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => m.goal_values(s, role),
             _ => Err(mismatch()),
         }
     }
@@ -338,6 +362,7 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.goal(s, role),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.goal(s, role),
             (Machine::Reference(m, _), MachineState::Reference(s)) => m.goal(s, role),
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => m.goal(s, role),
             _ => Err(mismatch()),
         }
     }
@@ -362,6 +387,9 @@ impl StateMachine for Machine {
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
                 m.random_playout(s, max_steps, rng)
             }
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => {
+                m.random_playout(s, max_steps, rng)
+            }
             _ => Err(mismatch()),
         }
     }
@@ -377,6 +405,9 @@ impl StateMachine for Machine {
             (Machine::Fast(m), MachineState::Fast(s)) => m.playouts(s, until, max_steps, rng),
             (Machine::Joins(m, _), MachineState::Joins(s)) => m.playouts(s, until, max_steps, rng),
             (Machine::Reference(m, _), MachineState::Reference(s)) => {
+                m.playouts(s, until, max_steps, rng)
+            }
+            (Machine::Knowledge(m, _), MachineState::Knowledge(s)) => {
                 m.playouts(s, until, max_steps, rng)
             }
             _ => Err(mismatch()),
@@ -429,6 +460,17 @@ impl StateMachine for Machine {
                 starts,
                 |s| match s {
                     MachineState::Reference(s) => Some(s),
+                    _ => None,
+                },
+                rounds,
+                rng,
+                out,
+            ),
+            Machine::Knowledge(m, _) => one_at_a_time_from(
+                &mut **m,
+                starts,
+                |s| match s {
+                    MachineState::Knowledge(s) => Some(s),
                     _ => None,
                 },
                 rounds,

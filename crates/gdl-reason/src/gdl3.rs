@@ -1,9 +1,10 @@
-//! The engines' refusal of GDL-III until they reason about it. A `knows` literal read as an
-//! ordinary relation would be always false (nothing defines it): number guessing would score 0
-//! for every guess, and a `legal` rule with `knows` would leave a role without moves. Every
-//! engine (the reference engine, the fast engine's network and its join tier) therefore
-//! refuses rules that use the keyword, with this error, before anything is built.
-//! docs/gdl3.md describes the plan for reasoning about knowledge.
+//! The refusal of GDL-III by the machines that do not reason about it: the fast engine's
+//! network and its join tier, and the reference engine's machine over states
+//! ([`crate::ReferenceMachine`]). A `knows` literal read as an ordinary relation would be always
+//! false (nothing defines it): number guessing would score 0 for every guess, and a `legal`
+//! rule with `knows` would leave a role without moves. They refuse rules that use the keyword,
+//! with this error, before anything is built; the reference engine's machine over histories
+//! ([`crate::KnowledgeMachine`]) reasons them, and [`crate::Machine`] falls back to it.
 
 use std::fmt;
 
@@ -32,15 +33,16 @@ impl KnowsRefused {
     pub fn diagnostic(&self) -> Diagnostic {
         Diagnostic::error(KNOWS_NOT_REASONED, self.span, self.to_string())
             .with_label("GDL-III's `knows`")
-            .with_help("`ggp check` reads and checks GDL-III; see docs/gdl3.md for what reasoning about knowledge will need")
+            .with_help("the reference engine reasons GDL-III over histories (`KnowledgeMachine`); see docs/gdl3.md")
     }
 }
 
 impl fmt::Display for KnowsRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "the rules use GDL-III's `knows`: GDL-III knowledge is not reasoned yet, \
-             so no engine can play, replay or explore this game",
+            "the rules use GDL-III's `knows`, which the fast engine and the reference \
+             engine's machine over states do not reason: the reference engine's machine \
+             over histories does",
         )
     }
 }

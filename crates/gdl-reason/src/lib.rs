@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod fast;
 pub mod gdl3;
+pub mod knowledge;
 pub mod machine;
 pub mod reference;
 pub mod terms;
@@ -14,6 +15,7 @@ pub mod trace;
 
 pub use engine::{EngineChoice, Machine, MachineState};
 pub use fast::{FastMachine, FastState};
+pub use knowledge::{History, KnowledgeMachine};
 pub use machine::{Batch, Playout, ReasonError, RoleIndex, Rollouts, Rounds, StateMachine, Until};
 pub use reference::{ReferenceMachine, ReferenceState};
 pub use terms::{TermError, TermId, TermStore};

@@ -1,88 +1,345 @@
-//! Until GDL-III is reasoned, every engine refuses rules with `knows`, naming the keyword,
-//! rather than reading it as a relation nothing defines (always false). The same game without
-//! its `knows` literal builds in each, so the refusal is the keyword's.
+//! GDL-III's `knows`, reasoned exactly by the reference engine's knowledge machine: replays of
+//! the games of `games-gdl3/`, checked by hand against each game's reading, and the refusals
+//! (the fast engine's, which the facade falls back from; the budget of histories).
 
 use gdl_reason::fast::BuildError;
 use gdl_reason::fast::joins::{JoinLimits, JoinMachine};
+use gdl_reason::knowledge::{KnowledgeLimits, MAX_HISTORIES};
 use gdl_reason::reference::Limits;
-use gdl_reason::{EngineChoice, FastMachine, Machine, ReferenceMachine};
+use gdl_reason::{
+    EngineChoice, FastMachine, History, KnowledgeMachine, Machine, ReasonError, ReferenceMachine,
+    StateMachine,
+};
 
-/// Number guessing reduced to its core: the goal needs the guesser to know the number.
-const GAME: &str = "(role random) (role guesser)
-(number 1) (number 2)
-(init (step 0))
-(<= (legal random (choose ?n)) (true (step 0)) (number ?n))
-(<= (legal random noop) (true (step 1)))
-(<= (legal guesser noop) (true (step 0)))
-(<= (legal guesser (guess ?n)) (true (step 1)) (number ?n))
-(<= (next (chosen ?n)) (does random (choose ?n)))
-(<= (next (chosen ?n)) (true (chosen ?n)))
-(<= (next (guessed ?n)) (does guesser (guess ?n)))
-(<= (next (step 1)) (true (step 0)))
-(<= (next (step 2)) (true (step 1)))
-(<= (secret ?n) (true (chosen ?n)))
-(<= won (true (guessed ?n)) (knows guesser (secret ?n)))
-(<= terminal (true (step 2)))
-(<= (goal guesser 100) won)
-(<= (goal guesser 0) (not won))
-(goal random 100)
-";
+const NUMBER_GUESSING: &str = include_str!("../../../games-gdl3/number_guessing.kif");
+const MUDDY_CHILDREN: &str = include_str!("../../../games-gdl3/muddy_children.kif");
+const CUPS: &str = include_str!("../../../games-gdl3/cups.kif");
+const RUSSIAN_CARDS: &str = include_str!("../../../games-gdl3/russian_cards.kif");
 
-/// The game with its knowledge goal replaced by a GDL-II one (a right guess wins).
-fn without_knows() -> String {
-    GAME.replace("(knows guesser (secret ?n))", "(secret ?n)")
+fn machine(text: &str) -> KnowledgeMachine {
+    match KnowledgeMachine::from_text(text) {
+        Ok(m) => m,
+        Err(d) => panic!("{d:#?}"),
+    }
 }
 
-fn says_why(message: &str) {
-    assert!(message.contains("`knows`"), "{message}");
+/// The history after these joint moves (each a move per role, as text).
+fn play(m: &mut KnowledgeMachine, joints: &[&[&str]]) -> History {
+    let mut h = m.initial_state().unwrap();
+    for joint in joints {
+        let joint: Vec<_> = joint.iter().map(|t| m.intern(t).unwrap()).collect();
+        for (role, mv) in joint.iter().enumerate() {
+            let legal = m.legal_moves(&h, role).unwrap();
+            assert!(legal.contains(mv), "an illegal move in {joints:?}");
+        }
+        h = m.next_state(&h, &joint).unwrap();
+    }
+    h
+}
+
+fn texts(m: &KnowledgeMachine, terms: &[gdl_reason::TermId]) -> Vec<String> {
+    let mut out: Vec<String> = terms
+        .iter()
+        .map(|&t| m.terms().text(m.symbols(), t))
+        .collect();
+    out.sort();
+    out
+}
+
+const GUESSER: usize = 1;
+
+/// The guesser's joint moves after the random player chose `n`: `noop` first, then each
+/// of `then` (the random player's `noop` beside).
+fn guessing(n: u32, then: &[&'static str]) -> Vec<Vec<String>> {
+    let mut joints = vec![vec![format!("(choose {n})"), "noop".to_string()]];
+    for mv in then {
+        joints.push(vec!["noop".to_string(), mv.to_string()]);
+    }
+    joints
+}
+
+fn play_owned(m: &mut KnowledgeMachine, joints: &[Vec<String>]) -> History {
+    let borrowed: Vec<Vec<&str>> = joints
+        .iter()
+        .map(|j| j.iter().map(String::as_str).collect())
+        .collect();
+    let slices: Vec<&[&str]> = borrowed.iter().map(Vec::as_slice).collect();
+    play(m, &slices)
+}
+
+#[test]
+fn number_guessing_pays_for_knowing_the_number_not_for_guessing_it() {
+    let mut m = machine(NUMBER_GUESSING);
+    // The worked example of docs/gdl3.md: 5 chosen; "< 5?" no, "< 7?" yes, "< 6?" yes leave
+    // 5 alone, so the guess of 5 is known; the guesser's class shrinks 8, 4, 2, 1.
+    let asks = ["(ask 5)", "(ask 7)", "(ask 6)"];
+    for (k, size) in [(0, 8), (1, 4), (2, 2), (3, 1)] {
+        let h = play_owned(&mut m, &guessing(5, &asks[..k]));
+        assert_eq!(
+            m.class_size(&h, GUESSER).unwrap(),
+            size,
+            "after {k} questions"
+        );
+        let atoms = m.knows_atoms(&h).unwrap();
+        let known = texts(&m, &atoms);
+        let knows_five = known.contains(&"(knows guesser (secret 5))".to_string());
+        assert_eq!(knows_five, size == 1, "{known:?}");
+    }
+    let h = play_owned(
+        &mut m,
+        &guessing(5, &["(ask 5)", "(ask 7)", "(ask 6)", "(guess 5)"]),
+    );
+    assert!(m.is_terminal(&h).unwrap());
+    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+    // 1 chosen: "< 2?" yes leaves 1 alone.
+    let h = play_owned(&mut m, &guessing(1, &["(ask 2)", "(guess 1)"]));
+    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+    // 8 chosen: "< 8?" no leaves 8 alone.
+    let h = play_owned(&mut m, &guessing(8, &["(ask 8)", "(guess 8)"]));
+    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+    // Two candidates left (5 and 6) and the right guess: lucky, worth 0; so is the wrong one.
+    for (n, guess) in [(5, "(guess 5)"), (6, "(guess 6)"), (5, "(guess 6)")] {
+        let h = play_owned(&mut m, &guessing(n, &["(ask 5)", "(ask 7)", guess]));
+        assert!(m.is_terminal(&h).unwrap());
+        assert_eq!(m.goals(&h).unwrap(), [100, 0], "{n} chosen, {guess}");
+    }
+    // A guess with no question at all, right by luck: 0.
+    let h = play_owned(&mut m, &guessing(3, &["(guess 3)"]));
+    assert_eq!(m.goals(&h).unwrap(), [100, 0]);
+    // Every history of each length, as the game's branching says: 8 numbers, then 16 moves
+    // of which the 8 questions go on.
+    assert_eq!(m.histories_per_length(), [1, 8, 128, 1024, 8192, 65536]);
+}
+
+/// The round (1 to 3) in which each child first says `know`, for a mud assignment, with every
+/// child's goal at the end.
+fn muddy_rounds(assignment: [&str; 3]) -> ([Option<usize>; 3], Vec<u8>) {
+    let mut m = machine(MUDDY_CHILDREN);
+    let smear = format!(
+        "(smear {} {} {})",
+        assignment[0], assignment[1], assignment[2]
+    );
+    let mut h = play(&mut m, &[&[&smear, "noop", "noop", "noop"]]);
+    let mut first = [None; 3];
+    for round in 1..=3 {
+        let mut joint = vec![m.intern("noop").unwrap()];
+        for child in 1..=3 {
+            // The answers are forced: `know` is legal exactly when the child knows.
+            let legal = m.legal_moves(&h, child).unwrap();
+            assert_eq!(legal.len(), 1, "round {round}: {:?}", texts(&m, &legal));
+            if texts(&m, &legal) == ["(say know)"] && first[child - 1].is_none() {
+                first[child - 1] = Some(round);
+            }
+            joint.push(legal[0]);
+        }
+        h = m.next_state(&h, &joint).unwrap();
+    }
+    assert!(m.is_terminal(&h).unwrap());
+    assert_eq!(m.histories_per_length(), [1, 7, 7, 7, 7]);
+    (first, m.goals(&h).unwrap())
+}
+
+#[test]
+fn muddy_children_know_in_the_round_the_puzzle_says() {
+    // k muddy children: the muddy ones know in round k, the clean ones in round k + 1.
+    let all_know = vec![100, 100, 100, 100];
+    let cases = [
+        (["muddy", "clean", "clean"], [1, 2, 2]),
+        (["clean", "muddy", "clean"], [2, 1, 2]),
+        (["muddy", "muddy", "clean"], [2, 2, 3]),
+        (["clean", "muddy", "muddy"], [3, 2, 2]),
+        (["muddy", "muddy", "muddy"], [3, 3, 3]),
+    ];
+    for (assignment, rounds) in cases {
+        let (first, goals) = muddy_rounds(assignment);
+        assert_eq!(first, rounds.map(Some), "{assignment:?}");
+        assert_eq!(goals, all_know, "{assignment:?}");
+    }
+}
+
+#[test]
+fn a_claim_is_legal_in_cups_once_the_seeker_knows() {
+    let mut m = machine(CUPS);
+    let seeker = 1;
+    let claims = |m: &mut KnowledgeMachine, h: &History| -> Vec<String> {
+        let legal = m.legal_moves(h, seeker).unwrap();
+        texts(m, &legal)
+            .into_iter()
+            .filter(|t| t.starts_with("(claim"))
+            .collect()
+    };
+    let hidden: &[&str] = &["(hide 2)", "wait"];
+    let h = play(&mut m, &[hidden]);
+    assert!(claims(&mut m, &h).is_empty(), "three candidates");
+    // One wrong cup lifted: two candidates, no claim.
+    let h = play(&mut m, &[hidden, &["noop", "(lift 1)"]]);
+    assert!(claims(&mut m, &h).is_empty(), "two candidates");
+    // Two wrong cups: the coin is under 2, and only that claim is legal.
+    let h = play(
+        &mut m,
+        &[hidden, &["noop", "(lift 1)"], &["noop", "(lift 3)"]],
+    );
+    assert_eq!(claims(&mut m, &h), ["(claim 2)"]);
+    // The right cup at once.
+    let h = play(&mut m, &[hidden, &["noop", "(lift 2)"]]);
+    assert_eq!(claims(&mut m, &h), ["(claim 2)"]);
+    let h = play(
+        &mut m,
+        &[hidden, &["noop", "(lift 2)"], &["noop", "(claim 2)"]],
+    );
+    assert!(m.is_terminal(&h).unwrap());
+    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+}
+
+#[test]
+fn russian_cards_are_won_by_the_sum_and_lost_by_a_card() {
+    let deal: &[&str] = &["(deal 0 1 2 3 4 5 6)", "noop", "noop", "noop"];
+    let bob = 2;
+    // Alice announces her sum modulo 7 (0 + 1 + 2 = 3): bob learns her hand, so eve's card,
+    // and names it; eve learns no card of theirs.
+    let mut m = machine(RUSSIAN_CARDS);
+    let h = play(
+        &mut m,
+        &[deal, &["noop", "(announce_sum 3)", "noop", "noop"]],
+    );
+    let legal = m.legal_moves(&h, bob).unwrap();
+    assert_eq!(texts(&m, &legal), ["(announce_eve 6)", "pass"]);
+    let h = play(
+        &mut m,
+        &[
+            deal,
+            &["noop", "(announce_sum 3)", "noop", "noop"],
+            &["noop", "noop", "(announce_eve 6)", "noop"],
+        ],
+    );
+    assert!(m.is_terminal(&h).unwrap());
+    assert_eq!(m.goals(&h).unwrap(), [100, 100, 100, 0]);
+    // Alice shows card 0: eve knows that alice holds it, and bob cannot tell eve's card.
+    let h = play(
+        &mut m,
+        &[deal, &["noop", "(announce_card 0)", "noop", "noop"]],
+    );
+    let legal = m.legal_moves(&h, bob).unwrap();
+    assert_eq!(texts(&m, &legal), ["pass"]);
+    let h = play(
+        &mut m,
+        &[
+            deal,
+            &["noop", "(announce_card 0)", "noop", "noop"],
+            &["noop", "noop", "pass", "noop"],
+        ],
+    );
+    assert_eq!(m.goals(&h).unwrap(), [100, 0, 0, 100]);
+    println!("russian cards: {:?}", m.histories_per_length());
+}
+
+/// A random player picking one of 60 numbers at each of three steps: 216,000 histories of
+/// length 3.
+fn many_histories() -> String {
+    let numbers: String = (0..60).map(|n| format!("(number {n}) ")).collect();
+    format!(
+        "(role random) (role p) {numbers}
+        (succ 0 1) (succ 1 2) (succ 2 3)
+        (init (step 0))
+        (<= (legal random (pick ?n)) (number ?n))
+        (legal p noop)
+        (<= (next (picked ?n)) (does random (pick ?n)))
+        (<= (next (step ?t)) (true (step ?s)) (succ ?s ?t))
+        (<= (last ?n) (true (picked ?n)))
+        (<= terminal (true (step 3)))
+        (<= (goal p 100) (knows p (last ?n)))
+        (<= (goal p 0) (not (knows p (last 0))))
+        (goal random 0)"
+    )
+}
+
+#[test]
+fn histories_beyond_the_budget_are_refused_naming_it() {
+    assert_eq!(MAX_HISTORIES, 100_000);
+    assert_eq!(KnowledgeLimits::default().max_histories, MAX_HISTORIES);
+    let text = many_histories();
+    let checked = gdl_check::check(&text);
+    let limits = KnowledgeLimits {
+        max_histories: 1_000,
+    };
+    let mut m = KnowledgeMachine::new(&checked, Limits::default(), limits).unwrap();
+    let s0 = m.initial_state().unwrap();
+    let pick = m.intern("(pick 7)").unwrap();
+    let noop = m.intern("noop").unwrap();
+    let h1 = m.next_state(&s0, &[pick, noop]).unwrap();
+    assert_eq!(
+        m.goals(&h1).unwrap(),
+        [0, 0],
+        "60 candidates: nothing known"
+    );
+    let h2 = m.next_state(&h1, &[pick, noop]).unwrap();
+    let error = m.is_terminal(&h2).unwrap_err();
+    let ReasonError::Budget(message) = &error else {
+        panic!("{error:?}");
+    };
     assert!(
-        message.contains("GDL-III knowledge is not reasoned yet"),
+        message.contains("more than 1000 histories of length 2"),
         "{message}"
     );
-}
-
-#[test]
-fn the_reference_engine_refuses_knows() {
-    let Err(diagnostics) = ReferenceMachine::from_text(GAME) else {
-        panic!("the reference engine built a machine for GDL-III rules");
-    };
-    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
-    let d = &diagnostics[0];
-    assert_eq!(d.code, gdl_reason::gdl3::KNOWS_NOT_REASONED);
-    assert_eq!(
-        &GAME[d.span.start as usize..d.span.end as usize],
-        "(knows guesser (secret ?n))"
+    assert!(
+        message.contains("KnowledgeLimits::max_histories"),
+        "{message}"
     );
-    says_why(&d.message);
-    assert!(ReferenceMachine::from_text(&without_knows()).is_ok());
+    // Within a larger budget the same question is answered.
+    let limits = KnowledgeLimits {
+        max_histories: 4_000,
+    };
+    let mut m = KnowledgeMachine::new(&checked, Limits::default(), limits).unwrap();
+    let s0 = m.initial_state().unwrap();
+    let h1 = m.next_state(&s0, &[pick, noop]).unwrap();
+    let h2 = m.next_state(&h1, &[pick, noop]).unwrap();
+    assert!(!m.is_terminal(&h2).unwrap());
 }
 
 #[test]
-fn the_fast_engine_refuses_knows() {
-    match FastMachine::from_text(GAME) {
+fn the_fast_engine_refuses_knows_and_the_facade_reasons_it_on_histories() {
+    let says_why = |message: &str| {
+        assert!(message.contains("`knows`"), "{message}");
+        assert!(message.contains("the fast engine"), "{message}");
+    };
+    match FastMachine::from_text(NUMBER_GUESSING) {
         Err(BuildError::Unsupported(reason)) => says_why(&reason),
         Err(other) => panic!("refused for another reason: {other}"),
         Ok(_) => panic!("the fast engine built a network for GDL-III rules"),
     }
-    let checked = gdl_check::check(GAME);
+    let checked = gdl_check::check(NUMBER_GUESSING);
     match JoinMachine::new(&checked, JoinLimits::default()) {
         Err(BuildError::Unsupported(reason)) => says_why(&reason),
         Err(other) => panic!("refused for another reason: {other}"),
         Ok(_) => panic!("the join tier built a machine for GDL-III rules"),
     }
-    assert!(FastMachine::from_text(&without_knows()).is_ok());
-    let plain = without_knows();
-    assert!(JoinMachine::new(&gdl_check::check(&plain), JoinLimits::default()).is_ok());
-}
-
-#[test]
-fn a_machine_of_either_choice_refuses_with_the_reference_engines_diagnostic() {
-    let checked = gdl_check::check(GAME);
+    // The plain reference machine answers about states, not histories: it refuses too.
+    let Err(diagnostics) = ReferenceMachine::from_text(NUMBER_GUESSING) else {
+        panic!("a machine over states built for GDL-III rules");
+    };
+    assert_eq!(diagnostics[0].code, gdl_reason::gdl3::KNOWS_NOT_REASONED);
     for choice in [EngineChoice::Fast, EngineChoice::Reference] {
-        let Err(diagnostics) = Machine::build(&checked, choice, Limits::default()) else {
-            panic!("{choice:?} built a machine for GDL-III rules");
+        let mut m = match Machine::build(&checked, choice, Limits::default()) {
+            Ok(m) => m,
+            Err(d) => panic!("{choice:?}: {d:#?}"),
         };
-        assert_eq!(diagnostics[0].code, gdl_reason::gdl3::KNOWS_NOT_REASONED);
-        says_why(&diagnostics[0].message);
+        assert!(matches!(m, Machine::Knowledge(..)), "{choice:?}");
+        assert_eq!(m.engine_name(), "reference");
+        assert_eq!(m.fallback().is_some(), choice == EngineChoice::Fast);
+        if let Some(reason) = m.fallback() {
+            says_why(reason);
+        }
+        // The lucky guess through the facade.
+        let mut h = m.initial_state().unwrap();
+        for joint in [
+            ["(choose 5)", "noop"],
+            ["noop", "(ask 5)"],
+            ["noop", "(ask 7)"],
+            ["noop", "(guess 5)"],
+        ] {
+            let joint: Vec<_> = joint.iter().map(|t| m.intern(t).unwrap()).collect();
+            h = m.next_state(&h, &joint).unwrap();
+        }
+        assert_eq!(m.goals(&h).unwrap(), [100, 0]);
     }
 }

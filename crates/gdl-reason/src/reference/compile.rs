@@ -117,6 +117,9 @@ pub(crate) struct Compiled {
     pub self_negating: Vec<bool>,
     pub true_rel: Option<RelId>,
     pub does_rel: Option<RelId>,
+    /// GDL-III's `knows/1` and `knows/2`, if the rules use them: inputs like `true`, whose
+    /// tuples the knowledge machine gives for each history (`crate::knowledge`).
+    pub knows_rels: Vec<RelId>,
 }
 
 /// Interns the tuple term of a relation with ground arguments.
@@ -307,7 +310,13 @@ pub(crate) fn compile(program: &Program, graph: &Graph, store: &mut TermStore) -
     }
 
     let input = |r: Reserved| program.reserved(r).into_iter().collect::<Vec<_>>();
-    let on_true = graph.dependents(&input(Reserved::True));
+    let knows_rels: Vec<RelId> = (0..n as RelId)
+        .filter(|&r| gdl_check::knows::is_knows(program, r))
+        .collect();
+    // What a history's knowledge is changes with the state, as the fluents do.
+    let mut state_inputs = input(Reserved::True);
+    state_inputs.extend(&knows_rels);
+    let on_true = graph.dependents(&state_inputs);
     let on_does = graph.dependents(&input(Reserved::Does));
     let layer = (0..n)
         .map(|r| match (on_true[r], on_does[r]) {
@@ -355,6 +364,7 @@ pub(crate) fn compile(program: &Program, graph: &Graph, store: &mut TermStore) -
         self_negating,
         true_rel: program.reserved(Reserved::True),
         does_rel: program.reserved(Reserved::Does),
+        knows_rels,
     })
 }
 

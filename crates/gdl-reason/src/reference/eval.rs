@@ -218,6 +218,9 @@ pub(crate) struct Inputs {
     pub by_argument: FxHashMap<(Symbol, u32, TermId), Vec<TermId>>,
     /// The `does` tuples.
     pub does: Vec<TermId>,
+    /// The `knows` tuples that hold, by relation (`knows/1`, `knows/2`): given by the
+    /// knowledge machine for the history asked about (`crate::knowledge`), none otherwise.
+    pub knows: FxHashMap<RelId, Vec<TermId>>,
 }
 
 /// What one question reads and does not change: the compiled rules and the inputs (the
@@ -856,6 +859,10 @@ impl Evaluator {
         }
         if Some(rel) == cx.does_rel {
             return self.each(atom, &cx.inputs.does, bind, trail, next);
+        }
+        if cx.knows_rels.contains(&rel) {
+            let list = cx.inputs.knows.get(&rel).map_or(&[][..], Vec::as_slice);
+            return self.each(atom, list, bind, trail, next);
         }
         if let Some(lists) = assumed {
             let list = lists.get(&rel).map_or(&[][..], Vec::as_slice);

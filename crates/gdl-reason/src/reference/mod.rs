@@ -50,6 +50,9 @@ pub struct ReferenceMachine {
     reserved: [Option<RelId>; 11],
     /// The state the evaluator's inputs and state tables are for.
     current: Option<ReferenceState>,
+    /// The `knows` tuples that hold (GDL-III), sorted: set by the knowledge machine for the
+    /// history it asks about, empty otherwise.
+    knows: Arc<[TermId]>,
 }
 
 /// How many tuples a static relation (with what it calls) may have to be computed in full when
@@ -79,6 +82,15 @@ impl ReferenceMachine {
             return Err(blocking);
         }
         crate::gdl3::KnowsRefused::check(&checked.program).map_err(|e| vec![e.diagnostic()])?;
+        ReferenceMachine::build_checked(checked, limits)
+    }
+
+    /// The machine for a description without blocking errors, `knows` or not: the knowledge
+    /// machine gives the `knows` tuples of each history ([`ReferenceMachine::set_knowledge`]).
+    pub(crate) fn build_checked(
+        checked: &Checked<'_>,
+        limits: Limits,
+    ) -> std::result::Result<ReferenceMachine, Vec<Diagnostic>> {
         ReferenceMachine::build(checked, limits).map_err(|e| {
             vec![Diagnostic::error(
                 "R001",
@@ -115,6 +127,7 @@ impl ReferenceMachine {
             roles: Vec::new(),
             reserved,
             current: None,
+            knows: Arc::new([]),
         };
         // Roles in the order of their facts, each once.
         if let Some(role) = machine.rel(Reserved::Role) {
@@ -165,6 +178,27 @@ impl ReferenceMachine {
         result
     }
 
+    /// Sets the `knows` tuples that hold (sorted), for the following questions: a history's
+    /// knowledge, given by the knowledge machine.
+    pub(crate) fn set_knowledge(&mut self, knows: Arc<[TermId]>) {
+        if knows != self.knows {
+            self.knows = knows;
+            self.current = None;
+        }
+    }
+
+    /// The terms, to build `knows` tuples in.
+    pub(crate) fn store_mut(&mut self) -> &mut TermStore {
+        &mut self.eval.store
+    }
+
+    /// Every tuple of `rel` in `state` (with the knowledge set), in id order.
+    pub(crate) fn tuples(&mut self, state: &ReferenceState, rel: RelId) -> Result<Vec<TermId>> {
+        self.ensure_state(state);
+        let arity = self.compiled.arity[rel as usize];
+        self.ask(|m| m.query(rel, &vec![None; arity]))
+    }
+
     /// Makes the evaluator answer about `state` (with no moves).
     fn ensure_state(&mut self, state: &ReferenceState) {
         if self.current.as_ref() == Some(state) {
@@ -190,6 +224,17 @@ impl ReferenceMachine {
             inputs.by_argument = by_argument;
             inputs.fluents = fluents;
             inputs.state = state.fluents().iter().copied().collect();
+        }
+        for &t in self.knows.iter() {
+            let arity = self.eval.store.args(t).len();
+            if let Some(&rel) = self
+                .compiled
+                .knows_rels
+                .iter()
+                .find(|&&r| self.compiled.arity[r as usize] == arity)
+            {
+                inputs.knows.entry(rel).or_default().push(t);
+            }
         }
         self.inputs = inputs;
         self.current = Some(state.clone());

@@ -301,7 +301,7 @@ impl<'a> Bench<'a> {
         }
         let engine = match &first {
             Machine::Fast(_) | Machine::Joins(..) => Engine::Fast,
-            Machine::Reference(..) => Engine::Reference,
+            Machine::Reference(..) | Machine::Knowledge(..) => Engine::Reference,
         };
         let mode = match &first {
             _ if args.percepts => {
@@ -519,6 +519,6 @@ fn network(machine: &Machine) -> Option<String> {
                 "none: join plans, {rules} rules in {components} components (too large for a network: {reason})"
             ))
         }
-        Machine::Reference(..) => None,
+        Machine::Reference(..) | Machine::Knowledge(..) => None,
     }
 }
