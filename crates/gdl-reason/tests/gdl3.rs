@@ -294,6 +294,21 @@ fn histories_beyond_the_budget_are_refused_naming_it() {
     let h1 = m.next_state(&s0, &[pick, noop]).unwrap();
     let h2 = m.next_state(&h1, &[pick, noop]).unwrap();
     assert!(!m.is_terminal(&h2).unwrap());
+    // With the default budget: 3,600 histories of length 2, 216,000 of length 3, refused.
+    let mut m = KnowledgeMachine::from_text(&text).unwrap();
+    let s0 = m.initial_state().unwrap();
+    let mut h = s0;
+    for _ in 0..3 {
+        h = m.next_state(&h, &[pick, noop]).unwrap();
+    }
+    let Err(ReasonError::Budget(message)) = m.goals(&h) else {
+        panic!("216,000 histories within the budget");
+    };
+    assert!(
+        message.contains("more than 100000 histories of length 3"),
+        "{message}"
+    );
+    assert_eq!(m.histories_per_length(), [1, 60, 3600]);
 }
 
 #[test]
@@ -342,4 +357,57 @@ fn the_fast_engine_refuses_knows_and_the_facade_reasons_it_on_histories() {
         }
         assert_eq!(m.goals(&h).unwrap(), [100, 0]);
     }
+}
+
+/// A coin of 1 or 2 that `a` sees and `b` does not, with nested and common knowledge.
+const COIN: &str = "(role random) (role a) (role b)
+    (side 1) (side 2)
+    (init start)
+    (<= (legal random (pick ?s)) (true start) (side ?s))
+    (<= (legal random noop) (not (true start)))
+    (<= (legal a noop) (role a))
+    (<= (legal b noop) (role b))
+    (<= (next (hidden ?s)) (does random (pick ?s)))
+    (<= (next (hidden ?s)) (true (hidden ?s)))
+    (<= (sees a (shown ?s)) (does random (pick ?s)))
+    (<= (coin ?s) (true (hidden ?s)))
+    (<= a_knows_coin (knows a (coin ?s)))
+    (<= b_knows_that (knows b a_knows_coin))
+    (<= b_knows_a_knows_1 (knows b (knows a (coin 1))))
+    (<= common_that (knows a_knows_coin))
+    (<= common_1 (knows (coin 1)))
+    (<= terminal (true (hidden ?s)))
+    (<= (goal a 100) b_knows_that common_that)
+    (<= (goal a 0) (not b_knows_that))
+    (<= (goal a 0) (not common_that))
+    (<= (goal b 100) b_knows_a_knows_1)
+    (<= (goal b 50) (not b_knows_a_knows_1) common_1)
+    (<= (goal b 0) (not b_knows_a_knows_1) (not common_1))
+    (goal random 0)";
+
+#[test]
+fn nested_and_common_knowledge_are_reasoned_over_the_classes() {
+    let mut m = machine(COIN);
+    let h = play(&mut m, &[&["(pick 1)", "noop", "noop"]]);
+    let atoms = m.knows_atoms(&h).unwrap();
+    let known = texts(&m, &atoms);
+    // a saw the coin; b cannot tell 1 from 2, yet knows that a knows it, and that is common
+    // knowledge; that the coin is 1 is neither known to b nor common.
+    for atom in [
+        "(knows a (coin 1))",
+        "(knows b a_knows_coin)",
+        "(knows a_knows_coin)",
+    ] {
+        assert!(known.contains(&atom.to_string()), "{atom}: {known:?}");
+    }
+    for atom in [
+        "(knows b (coin 1))",
+        "(knows b (knows a (coin 1)))",
+        "(knows (coin 1))",
+    ] {
+        assert!(!known.contains(&atom.to_string()), "{atom}: {known:?}");
+    }
+    assert_eq!(m.class_size(&h, 1).unwrap(), 1);
+    assert_eq!(m.class_size(&h, 2).unwrap(), 2);
+    assert_eq!(m.goals(&h).unwrap(), [0, 100, 0]);
 }

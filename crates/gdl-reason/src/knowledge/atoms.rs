@@ -18,6 +18,9 @@ use crate::terms::TermId;
 use super::layer::Layer;
 use super::specs::{Knower, Known, Spec};
 
+/// For each spec, for each history, its atoms that hold.
+type PerSpec = Vec<Vec<Vec<TermId>>>;
+
 /// Computes `knows` for every history of `layer`.
 pub(crate) fn compute(m: &mut ReferenceMachine, layer: &mut Layer, specs: &[Spec]) -> Result<()> {
     let knows_symbol = {
@@ -26,98 +29,66 @@ pub(crate) fn compute(m: &mut ReferenceMachine, layer: &mut Layer, specs: &[Spec
             .map_err(|e| ReasonError::Invalid(e.to_string()))?;
         m.terms().symbol(id)
     };
-    let n = layer.entries.len();
     let components = components(layer);
-    // Atoms of the specs computed once, per history.
-    let mut base: Vec<Vec<TermId>> = vec![Vec::new(); n];
     for e in &mut layer.entries {
         e.knows = Arc::new([]);
     }
-    m.set_knowledge(Arc::new([]));
-    let mut once = Vec::new();
-    for spec in specs.iter().filter(|s| s.is_base()) {
-        let candidates = candidates(m, layer, spec.known)?;
-        once.extend(known(
-            m,
-            layer,
-            &components,
-            *spec,
-            &candidates,
-            knows_symbol,
-        ));
-    }
-    for (h, atoms) in once.into_iter().flatten() {
-        base[h].push(atoms);
-    }
-    let rest: Vec<&Spec> = specs.iter().filter(|s| !s.is_base()).collect();
-    let mut previous = finish(base.clone());
-    set(layer, &previous);
-    if rest.is_empty() {
+    let mut atoms: PerSpec = vec![vec![Vec::new(); layer.entries.len()]; specs.len()];
+    let round = |m: &mut ReferenceMachine, layer: &Layer, atoms: &PerSpec, base: bool| {
+        let mut next = atoms.clone();
+        for (i, spec) in specs.iter().enumerate() {
+            if spec.is_base() == base {
+                let candidates = candidates(m, layer, spec.known, atoms)?;
+                next[i] = known(m, layer, &components, *spec, &candidates, knows_symbol);
+            }
+        }
+        Ok::<_, ReasonError>(next)
+    };
+    atoms = round(m, layer, &atoms, true)?;
+    set(layer, &atoms);
+    if specs.iter().all(Spec::is_base) {
         return Ok(());
     }
     for _ in 0..=specs.len() + 1 {
-        let mut atoms = base.clone();
-        let mut found = Vec::new();
-        for spec in &rest {
-            let candidates = candidates(m, layer, spec.known)?;
-            found.extend(known(
-                m,
-                layer,
-                &components,
-                **spec,
-                &candidates,
-                knows_symbol,
-            ));
-        }
-        for (h, atom) in found.into_iter().flatten() {
-            atoms[h].push(atom);
-        }
-        let atoms = finish(atoms);
-        if atoms == previous {
+        let next = round(m, layer, &atoms, false)?;
+        if next == atoms {
             return Ok(());
         }
+        atoms = next;
         set(layer, &atoms);
-        previous = atoms;
     }
     Err(ReasonError::Evaluation(
         "the `knows` atoms of a history did not settle: recursion through `knows`".into(),
     ))
 }
 
-fn finish(atoms: Vec<Vec<TermId>>) -> Vec<Arc<[TermId]>> {
-    atoms
-        .into_iter()
-        .map(|mut a| {
-            a.sort_unstable();
-            a.dedup();
-            a.into()
-        })
-        .collect()
-}
-
-fn set(layer: &mut Layer, atoms: &[Arc<[TermId]>]) {
-    for (e, a) in layer.entries.iter_mut().zip(atoms) {
-        e.knows = a.clone();
+/// Gives each history the union of its atoms of every spec.
+fn set(layer: &mut Layer, atoms: &PerSpec) {
+    for (h, e) in layer.entries.iter_mut().enumerate() {
+        let mut all: Vec<TermId> = atoms.iter().flat_map(|a| a[h].iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        e.knows = all.into();
     }
 }
 
 /// For each history, the atoms of `known` that hold after it (sorted), with the history's
 /// `knows` atoms as they stand.
-fn candidates(m: &mut ReferenceMachine, layer: &Layer, known: Known) -> Result<Vec<Vec<TermId>>> {
+fn candidates(
+    m: &mut ReferenceMachine,
+    layer: &Layer,
+    known: Known,
+    atoms: &PerSpec,
+) -> Result<Vec<Vec<TermId>>> {
     let mut out = Vec::with_capacity(layer.entries.len());
-    for e in &layer.entries {
+    for (h, e) in layer.entries.iter().enumerate() {
         let mut atoms = match known {
             Known::Nothing => Vec::new(),
             Known::Relation { rel, .. } => {
                 m.set_knowledge(e.knows.clone());
                 m.tuples(&e.state, rel)?
             }
-            Known::Knows(arity) => e
-                .knows
-                .iter()
-                .copied()
-                .filter(|&t| m.terms().args(t).len() == arity)
-                .collect(),
+            Known::Knows(inner) => atoms[inner][h].clone(),
         };
         atoms.sort_unstable();
         out.push(atoms);
@@ -125,7 +96,7 @@ fn candidates(m: &mut ReferenceMachine, layer: &Layer, known: Known) -> Result<V
     Ok(out)
 }
 
-/// The `knows` atoms of `spec` after each history: (history, atom).
+/// The `knows` atoms of `spec` after each history, sorted.
 fn known(
     m: &mut ReferenceMachine,
     layer: &Layer,
@@ -133,14 +104,14 @@ fn known(
     spec: Spec,
     candidates: &[Vec<TermId>],
     knows_symbol: gdl_check::Symbol,
-) -> Vec<Vec<(usize, TermId)>> {
+) -> Vec<Vec<TermId>> {
     let roles: Vec<usize> = match spec.knower {
         Knower::Role(r) => vec![r],
         Knower::Every => (0..m.roles().len()).collect(),
         Knower::Common => vec![usize::MAX],
         Knower::Nobody => Vec::new(),
     };
-    let mut out = Vec::new();
+    let mut out = vec![Vec::new(); layer.entries.len()];
     for r in roles {
         let (group, groups): (Vec<u32>, usize) = if r == usize::MAX {
             let count = components.iter().max().map_or(0, |&c| c as usize + 1);
@@ -152,17 +123,18 @@ fn known(
         let shared = intersections(&group, groups, candidates);
         let role = (r != usize::MAX).then(|| m.roles()[r]);
         let store = m.store_mut();
-        let mut atoms = Vec::new();
         for (h, &g) in group.iter().enumerate() {
             for &p in &shared[g as usize] {
                 let args: &[TermId] = match role {
                     Some(role) => &[role, p],
                     None => &[p],
                 };
-                atoms.push((h, store.function(knows_symbol, args)));
+                out[h].push(store.function(knows_symbol, args));
             }
         }
-        out.push(atoms);
+    }
+    for atoms in &mut out {
+        atoms.sort_unstable();
     }
     out
 }

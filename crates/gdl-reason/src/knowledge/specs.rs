@@ -30,7 +30,7 @@ pub(crate) enum Known {
     /// The atoms of a relation; `depends` when it depends on `knows` itself (then it is
     /// evaluated with the knowledge of lower strata).
     Relation { rel: RelId, depends: bool },
-    /// A nested `knows` with this many arguments (1 or 2).
+    /// A nested `knows`: the atoms of the spec of this index.
     Knows(usize),
     /// An atom of a relation nothing mentions, never true.
     Nothing,
@@ -63,27 +63,49 @@ pub(crate) fn specs(program: &Program, graph: &Graph, machine: &mut ReferenceMac
     for rule in &program.rules {
         for literal in &rule.body {
             literal.for_each_atom(false, &mut |atom, _| {
-                let Some(knows) = KnowsAtom::of(program, atom) else {
-                    return;
-                };
-                let mut role = knows.role;
-                let mut proposition = knows.proposition;
-                // Outermost first, then each nested `knows`.
-                loop {
-                    let knower = knower(program, machine, role);
-                    let (known, inner) = known(program, &on_knows, proposition);
-                    let spec = Spec { knower, known };
-                    if !out.contains(&spec) {
-                        out.push(spec);
-                    }
-                    let Some((r, p)) = inner else { break };
-                    role = r;
-                    proposition = p;
+                if let Some(knows) = KnowsAtom::of(program, atom) {
+                    let at = Site {
+                        program,
+                        on_knows: &on_knows,
+                    };
+                    at.add(machine, &mut out, knows.role, knows.proposition);
                 }
             });
         }
     }
     out
+}
+
+struct Site<'a> {
+    program: &'a Program,
+    on_knows: &'a [bool],
+}
+
+impl Site<'_> {
+    /// Adds the spec of `(knows role proposition)`, after those nested in it; its index.
+    fn add(
+        &self,
+        machine: &mut ReferenceMachine,
+        out: &mut Vec<Spec>,
+        role: Option<&Term>,
+        proposition: &Term,
+    ) -> usize {
+        let known = match nested(self.program, proposition) {
+            Some((r, p)) => Known::Knows(self.add(machine, out, r, p)),
+            None => relation(self.program, self.on_knows, proposition),
+        };
+        let spec = Spec {
+            knower: knower(self.program, machine, role),
+            known,
+        };
+        match out.iter().position(|s| *s == spec) {
+            Some(i) => i,
+            None => {
+                out.push(spec);
+                out.len() - 1
+            }
+        }
+    }
 }
 
 fn knower(program: &Program, machine: &mut ReferenceMachine, role: Option<&Term>) -> Knower {
@@ -102,29 +124,25 @@ fn knower(program: &Program, machine: &mut ReferenceMachine, role: Option<&Term>
     }
 }
 
-/// What `proposition` is about, and the role and proposition of the `knows` nested in it.
-fn known<'p>(
-    program: &Program,
-    on_knows: &[bool],
-    proposition: &'p Term,
-) -> (Known, Option<(Option<&'p Term>, &'p Term)>) {
-    if let Term::Fn(name, args) = proposition
-        && program.symbols.name(*name) == KNOWS
-    {
-        match &args[..] {
-            [p] => return (Known::Knows(1), Some((None, p))),
-            [r, p] => return (Known::Knows(2), Some((Some(r), p))),
-            _ => {}
-        }
+/// The role and proposition of `proposition` when it is itself a `knows` atom.
+fn nested<'p>(program: &Program, proposition: &'p Term) -> Option<(Option<&'p Term>, &'p Term)> {
+    match proposition {
+        Term::Fn(name, args) if program.symbols.name(*name) == KNOWS => match &args[..] {
+            [p] => Some((None, p)),
+            [r, p] => Some((Some(r), p)),
+            _ => None,
+        },
+        _ => None,
     }
+}
+
+/// What a proposition that is not a `knows` atom is about.
+fn relation(program: &Program, on_knows: &[bool], proposition: &Term) -> Known {
     match gdl_check::knows::proposition(program, proposition) {
-        gdl_check::knows::Proposition::Relation(rel) => (
-            Known::Relation {
-                rel,
-                depends: on_knows[rel as usize],
-            },
-            None,
-        ),
-        _ => (Known::Nothing, None),
+        gdl_check::knows::Proposition::Relation(rel) => Known::Relation {
+            rel,
+            depends: on_knows[rel as usize],
+        },
+        _ => Known::Nothing,
     }
 }
