@@ -189,6 +189,17 @@ fn a_claim_is_legal_in_cups_once_the_seeker_knows() {
     );
     assert!(m.is_terminal(&h).unwrap());
     assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+    // Three steps of lifts without a claim: the game's longest histories.
+    let lifts: &[&[&str]] = &[
+        hidden,
+        &["noop", "(lift 1)"],
+        &["noop", "(lift 1)"],
+        &["noop", "(lift 1)"],
+    ];
+    let h = play(&mut m, lifts);
+    assert!(m.is_terminal(&h).unwrap());
+    assert_eq!(m.goals(&h).unwrap(), [100, 0]);
+    assert_eq!(m.histories_per_length(), [1, 3, 9, 30, 102]);
 }
 
 #[test]
@@ -230,7 +241,7 @@ fn russian_cards_are_won_by_the_sum_and_lost_by_a_card() {
         ],
     );
     assert_eq!(m.goals(&h).unwrap(), [100, 0, 0, 100]);
-    println!("russian cards: {:?}", m.histories_per_length());
+    assert_eq!(m.histories_per_length(), [1, 140, 560, 700]);
 }
 
 /// A random player picking one of 60 numbers at each of three steps: 216,000 histories of
