@@ -29,7 +29,8 @@ pub(crate) fn compute(m: &mut ReferenceMachine, layer: &mut Layer, specs: &[Spec
             .map_err(|e| ReasonError::Invalid(e.to_string()))?;
         m.terms().symbol(id)
     };
-    let components = components(layer);
+    let all: Vec<usize> = (0..layer.class_counts.len()).collect();
+    let components = components(layer, &all);
     for e in &mut layer.entries {
         e.knows = Arc::new([]);
     }
@@ -151,9 +152,9 @@ fn intersections(group: &[u32], groups: usize, candidates: &[Vec<TermId>]) -> Ve
     shared.into_iter().map(Option::unwrap_or_default).collect()
 }
 
-/// The component of each history: histories joined when some role cannot tell them apart,
+/// The component of each history: histories joined when one of `roles` cannot tell them apart,
 /// transitively (union-find), numbered from 0.
-fn components(layer: &Layer) -> Vec<u32> {
+pub(crate) fn components(layer: &Layer, roles: &[usize]) -> Vec<u32> {
     let n = layer.entries.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -163,8 +164,8 @@ fn components(layer: &Layer) -> Vec<u32> {
         }
         i
     }
-    for (r, &count) in layer.class_counts.iter().enumerate() {
-        let mut first = vec![usize::MAX; count as usize];
+    for &r in roles {
+        let mut first = vec![usize::MAX; layer.class_counts[r] as usize];
         for (h, e) in layer.entries.iter().enumerate() {
             let c = e.classes[r] as usize;
             if first[c] == usize::MAX {

@@ -27,7 +27,7 @@ pub(crate) struct Entry {
 /// A role's classes one step on: (class before, own move, percepts) → class after.
 type Classes = FxHashMap<(u32, TermId, Vec<TermId>), u32>;
 
-/// Every history of one length.
+/// Histories of one length.
 #[derive(Debug, Default)]
 pub(crate) struct Layer {
     pub entries: Vec<Entry>,
@@ -85,13 +85,19 @@ impl Layer {
     }
 
     /// The histories one step longer: each history of this layer (with its knowledge computed)
-    /// that is not terminal, by each joint legal move. More than `budget` is an error.
-    pub fn expand(&self, m: &mut ReferenceMachine, length: usize, budget: usize) -> Result<Layer> {
+    /// that is `kept` and not terminal, by each joint legal move. More than `budget` is an error.
+    pub fn expand(
+        &self,
+        m: &mut ReferenceMachine,
+        kept: impl Fn(usize) -> bool,
+        length: usize,
+        budget: usize,
+    ) -> Result<Layer> {
         let roles = m.roles().len();
         let sees = m.has_sees();
         let mut next = Layer::default();
         let mut classes: Vec<Classes> = vec![FxHashMap::default(); roles];
-        for entry in &self.entries {
+        for (_, entry) in self.entries.iter().enumerate().filter(|&(i, _)| kept(i)) {
             m.set_knowledge(entry.knows.clone());
             if m.is_terminal(&entry.state)? {
                 continue;

@@ -1,9 +1,15 @@
 //! GDL-III's `knows`, reasoned exactly by the reference engine: a machine over histories.
 //!
 //! A state of the [`KnowledgeMachine`] is a history (the joint moves from the initial state, and
-//! the state they lead to). The machine keeps, length by length, every history of legal joint
-//! moves from the initial state ([`layer`]), with each role's class (histories with the same own
-//! moves and percepts at every step) and the `knows` atoms that hold after each ([`atoms`]).
+//! the state they lead to). The machine keeps, length by length, groups of histories of legal
+//! joint moves from the initial state ([`layer`]), with each role's class (histories with the
+//! same own moves and percepts at every step) and the `knows` atoms that hold after each
+//! ([`atoms`]). The group of length 0 is the initial state; the group a history of length k + 1
+//! belongs to is every extension of its prefix's component in the prefix's group, a component
+//! joining the histories some role the rules ask about (a knower) cannot tell apart. A class's
+//! prefixes are a class one step shorter, so every class of a knower, and every component of
+//! them, lies inside one group: the knowledge computed within a group is that over every
+//! history of the length, and a group holds only the histories that can matter.
 //! A question about a history (legal moves, next state, percepts, goals, terminal) is the
 //! reference engine's question about its state, with its `knows` atoms given as the tuples of
 //! `knows/1` and `knows/2`, as the fluents are of `true`. docs/gdl3.md describes the design.
@@ -19,10 +25,11 @@ use gdl_syntax::Diagnostic;
 
 use self::layer::Layer;
 pub use self::layer::TooManyHistories;
-use self::specs::Spec;
+use self::specs::{Knower, Spec};
 use crate::machine::{ReasonError, Result, RoleIndex, StateMachine, check_joint};
 use crate::reference::{Limits, ReferenceMachine, ReferenceState};
 use crate::terms::{TermError, TermId, TermStore};
+use rustc_hash::FxHashMap;
 
 /// The knowledge machine's budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,12 +68,22 @@ impl History {
     }
 }
 
+/// Histories of one length, with the components of the knowers (the roles the rules ask about)
+/// and the groups one step longer made of their extensions.
+struct Group {
+    layer: Layer,
+    components: Vec<u32>,
+    children: FxHashMap<u32, usize>,
+}
+
 /// The reference engine over histories, for rules with `knows`.
 pub struct KnowledgeMachine {
     inner: ReferenceMachine,
     specs: Vec<Spec>,
-    /// The histories of each length computed so far, from 0.
-    layers: Vec<Layer>,
+    /// The roles the rules ask about the knowledge of.
+    knowers: Vec<usize>,
+    /// The groups computed so far, the initial one first, each with its length.
+    groups: Vec<(usize, Group)>,
     limits: KnowledgeLimits,
 }
 
@@ -84,10 +101,21 @@ impl KnowledgeMachine {
         }
         let mut inner = ReferenceMachine::build_checked(checked, limits)?;
         let specs = specs::specs(&checked.program, &checked.graph, &mut inner);
+        let roles = inner.roles().len();
+        let knowers = (0..roles)
+            .filter(|&r| {
+                specs.iter().any(|s| match s.knower {
+                    Knower::Role(k) => k == r,
+                    Knower::Every | Knower::Common => true,
+                    Knower::Nobody => false,
+                })
+            })
+            .collect();
         Ok(KnowledgeMachine {
             inner,
             specs,
-            layers: Vec::new(),
+            knowers,
+            groups: Vec::new(),
             limits: knowledge,
         })
     }
@@ -111,22 +139,36 @@ impl KnowledgeMachine {
         self.inner.set_until(until);
     }
 
-    /// How many histories of each length were computed so far (from length 0).
+    /// For each length computed so far (from 0), the most histories a group of it holds: the
+    /// cost of knowledge at that length.
     pub fn histories_per_length(&self) -> Vec<usize> {
-        self.layers.iter().map(|l| l.entries.len()).collect()
+        let mut out: Vec<usize> = Vec::new();
+        for (length, group) in &self.groups {
+            if out.len() <= *length {
+                out.resize(length + 1, 0);
+            }
+            out[*length] = out[*length].max(group.layer.entries.len());
+        }
+        out
     }
 
     /// The `knows` atoms that hold after `history`, as terms (`(knows R P)`, `(knows P)`).
     pub fn knows_atoms(&mut self, history: &History) -> Result<Vec<TermId>> {
-        let (k, i) = self.find(history)?;
-        Ok(self.layers[k].entries[i].knows.to_vec())
+        let (g, i) = self.find(history)?;
+        Ok(self.groups[g].1.layer.entries[i].knows.to_vec())
     }
 
-    /// How many histories `role` cannot tell from `history` (itself included).
+    /// How many histories `role`, one the rules ask the knowledge of, cannot tell from
+    /// `history` (itself included).
     pub fn class_size(&mut self, history: &History, role: RoleIndex) -> Result<usize> {
         crate::machine::role_term(self.inner.roles(), role)?;
-        let (k, i) = self.find(history)?;
-        let layer = &self.layers[k];
+        if !self.knowers.contains(&role) {
+            return Err(ReasonError::BadRequest(format!(
+                "the rules never ask what role number {role} knows: its classes are not kept"
+            )));
+        }
+        let (g, i) = self.find(history)?;
+        let layer = &self.groups[g].1.layer;
         let class = layer.entries[i].classes[role];
         Ok(layer
             .entries
@@ -135,46 +177,70 @@ impl KnowledgeMachine {
             .count())
     }
 
-    fn length(&self, history: &History) -> usize {
-        history.moves.len() / self.inner.roles().len().max(1)
-    }
-
-    /// Computes the layers up to `length`.
-    fn ensure_layers(&mut self, length: usize) -> Result<()> {
-        if self.layers.is_empty() {
+    /// The initial group, made when first needed.
+    fn initial_group(&mut self) -> Result<()> {
+        if self.groups.is_empty() {
             let s0 = self.inner.initial_state()?;
-            let mut layer = Layer::initial(s0, self.inner.roles().len());
-            atoms::compute(&mut self.inner, &mut layer, &self.specs)?;
-            self.layers.push(layer);
-        }
-        while self.layers.len() <= length {
-            let k = self.layers.len();
-            let mut layer =
-                self.layers[k - 1].expand(&mut self.inner, k, self.limits.max_histories)?;
-            atoms::compute(&mut self.inner, &mut layer, &self.specs)?;
-            self.layers.push(layer);
+            let layer = Layer::initial(s0, self.inner.roles().len());
+            self.push_group(0, layer)?;
         }
         Ok(())
     }
 
-    /// The layer and index of `history`.
+    /// Computes the knowledge of a new group; its index.
+    fn push_group(&mut self, length: usize, mut layer: Layer) -> Result<usize> {
+        atoms::compute(&mut self.inner, &mut layer, &self.specs)?;
+        let components = atoms::components(&layer, &self.knowers);
+        self.groups.push((
+            length,
+            Group {
+                layer,
+                components,
+                children: FxHashMap::default(),
+            },
+        ));
+        Ok(self.groups.len() - 1)
+    }
+
+    /// The group and index of `history`, computing the groups along it.
     fn find(&mut self, history: &History) -> Result<(usize, usize)> {
-        let k = self.length(history);
-        self.ensure_layers(k)?;
-        match self.layers[k].index.get(&history.moves) {
-            Some(&i) => Ok((k, i)),
-            None => Err(ReasonError::BadRequest(
-                "this history is not one of legal joint moves from the initial state, \
-                 or it goes on after a terminal state: knowledge is not defined after it"
-                    .into(),
-            )),
+        self.initial_group()?;
+        let width = self.inner.roles().len().max(1);
+        let (mut g, mut i) = (0, 0);
+        for length in 1..=history.moves.len() / width {
+            let component = self.groups[g].1.components[i];
+            let child = match self.groups[g].1.children.get(&component) {
+                Some(&child) => child,
+                None => {
+                    let group = &self.groups[g].1;
+                    let layer = group.layer.expand(
+                        &mut self.inner,
+                        |h| group.components[h] == component,
+                        length,
+                        self.limits.max_histories,
+                    )?;
+                    let child = self.push_group(length, layer)?;
+                    self.groups[g].1.children.insert(component, child);
+                    child
+                }
+            };
+            let prefix = &history.moves[..length * width];
+            let Some(&index) = self.groups[child].1.layer.index.get(prefix) else {
+                return Err(ReasonError::BadRequest(
+                    "this history is not one of legal joint moves from the initial state, \
+                     or it goes on after a terminal state: knowledge is not defined after it"
+                        .into(),
+                ));
+            };
+            (g, i) = (child, index);
         }
+        Ok((g, i))
     }
 
     /// Sets the inner machine's `knows` tuples to those of `history`.
     fn at(&mut self, history: &History) -> Result<()> {
-        let (k, i) = self.find(history)?;
-        let knows = self.layers[k].entries[i].knows.clone();
+        let (g, i) = self.find(history)?;
+        let knows = self.groups[g].1.layer.entries[i].knows.clone();
         self.inner.set_knowledge(knows);
         Ok(())
     }
@@ -200,8 +266,8 @@ impl StateMachine for KnowledgeMachine {
     }
 
     fn initial_state(&mut self) -> Result<History> {
-        self.ensure_layers(0)?;
-        let state = self.layers[0].entries[0].state.clone();
+        self.initial_group()?;
+        let state = self.groups[0].1.layer.entries[0].state.clone();
         Ok(History {
             moves: Arc::new([]),
             state,
