@@ -442,3 +442,99 @@ fn nested_and_common_knowledge_are_reasoned_over_the_classes() {
     assert_eq!(m.class_size(&h, 2).unwrap(), 2);
     assert_eq!(m.goals(&h).unwrap(), [0, 100, 0]);
 }
+
+/// Every history of the game by brute force through the machine's own answers (legal moves,
+/// next states, percepts), each with every role's observations (own moves and percepts).
+fn every_history(m: &mut KnowledgeMachine) -> Vec<(History, Vec<Vec<String>>)> {
+    let roles = m.roles().len();
+    let mut out = Vec::new();
+    let s0 = m.initial_state().unwrap();
+    let mut stack = vec![(s0, vec![Vec::new(); roles])];
+    while let Some((h, seen)) = stack.pop() {
+        if !m.is_terminal(&h).unwrap() {
+            for joint in m.joint_moves(&h).unwrap() {
+                let mut next_seen = seen.clone();
+                for (r, observed) in next_seen.iter_mut().enumerate() {
+                    let percepts = m.percepts(&h, &joint, r).unwrap();
+                    let own = m.terms().text(m.symbols(), joint[r]);
+                    observed.push(format!("{own} {:?}", texts(m, &percepts)));
+                }
+                stack.push((m.next_state(&h, &joint).unwrap(), next_seen));
+            }
+        }
+        out.push((h, seen));
+    }
+    out
+}
+
+/// For each history and knower, the machine's `(knows R (rel …))` atoms equal the
+/// propositions that hold (`holds` of the fluents' texts) after every history of the same
+/// length with the same observations of R: knowledge by its definition, over the whole tree.
+/// Returns the number of histories, and of (history, knower) pairs where something is known.
+fn agrees_with_brute_force(
+    text: &str,
+    knowers: &[usize],
+    rel: &str,
+    holds: impl Fn(&[String]) -> Vec<String>,
+) -> (usize, usize) {
+    let mut m = machine(text);
+    let all = every_history(&mut m);
+    let mut knowing = 0;
+    for (h, seen) in &all {
+        let atoms = m.knows_atoms(h).unwrap();
+        let known = texts(&m, &atoms);
+        for &r in knowers {
+            let role = m.terms().text(m.symbols(), m.roles()[r]);
+            let mut expected: Option<Vec<String>> = None;
+            for (other, other_seen) in &all {
+                if other.moves().len() == h.moves().len() && other_seen[r] == seen[r] {
+                    let here = holds(&texts(&m, &m.fluents(other)));
+                    expected = Some(match expected {
+                        None => here,
+                        Some(e) => e.into_iter().filter(|p| here.contains(p)).collect(),
+                    });
+                }
+            }
+            let mut expected: Vec<String> = expected
+                .unwrap()
+                .iter()
+                .map(|p| format!("(knows {role} {p})"))
+                .collect();
+            expected.sort();
+            let prefix = format!("(knows {role} ({rel} ");
+            let got: Vec<String> = known
+                .iter()
+                .filter(|a| a.starts_with(&prefix))
+                .cloned()
+                .collect();
+            assert_eq!(got, expected, "{role} after {:?}", h.moves());
+            knowing += usize::from(!got.is_empty());
+        }
+    }
+    (all.len(), knowing)
+}
+
+#[test]
+fn knowledge_within_groups_is_knowledge_over_every_history() {
+    // Cups: the seeker knows `(coin_under c)` exactly when every history it cannot tell apart
+    // has the coin there.
+    let cups = agrees_with_brute_force(CUPS, &[1], "coin_under", |fluents| {
+        fluents
+            .iter()
+            .filter_map(|f| f.strip_prefix("(coin "))
+            .map(|c| format!("(coin_under {c}"))
+            .collect()
+    });
+    assert_eq!(cups.0, 1 + 3 + 9 + 30 + 102);
+    assert!(cups.1 > 0);
+    // Muddy children: each child's knowledge of the foreheads.
+    let muddy = agrees_with_brute_force(MUDDY_CHILDREN, &[1, 2, 3], "forehead", |fluents| {
+        fluents
+            .iter()
+            .filter_map(|f| f.strip_prefix("(mud "))
+            .map(|rest| format!("(forehead {rest}"))
+            .collect()
+    });
+    assert_eq!(muddy.0, 1 + 4 * 7);
+    assert!(muddy.1 > 0);
+}
