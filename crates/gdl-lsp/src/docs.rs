@@ -226,8 +226,9 @@ pub fn keyword(word: &str) -> Option<&'static str> {
              knowledge, after the current history: p holds after every history r cannot tell \
              from it (the same own moves, the same percepts at every step); common knowledge \
              closes that over all roles. Only in rule bodies, about an atom, with no recursion \
-             through it and not about the moves being made (E017–E020). Checked, not yet \
-             reasoned: the engines refuse it (R002); see docs/gdl3.md."
+             through it and not about the moves being made (E017–E020). Reasoned by the \
+             reference engine over histories (what `ggp replay`, `ggp match`, the players and \
+             the Gamemaster build); the fast engine refuses it (R002); see docs/gdl3.md."
         }
         "random" => {
             "**`random`** — GDL-II: the predefined role that chooses its moves at random (chance \
