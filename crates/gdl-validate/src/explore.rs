@@ -834,6 +834,7 @@ impl<M: Subject> Run<'_, M> {
             playouts: self.playouts,
             longest_playout: self.longest_playout,
             cut_playouts: self.cut_playouts,
+            histories: None,
             elapsed,
             verdicts: vec![
                 (Property::Terminates, terminates),

@@ -24,6 +24,10 @@
 //!
 //! The explorer asks only the [`StateMachine`] interface; [`CrossCheck`] runs two engines side
 //! by side and reports where they disagree.
+//!
+//! In a GDL-III game (with `knows`), the machine's states are histories, and the search's nodes
+//! are classes of bisimilar histories ([`HistoryClasses`]): what is proved is proved of every
+//! history.
 
 // Functions of at most 150 lines (clippy.toml), so that each can be read at once.
 #![warn(clippy::too_many_lines)]
@@ -32,15 +36,34 @@ pub mod codes;
 mod cross;
 mod explore;
 pub mod graph;
+mod histories;
 mod render;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use cross::{CrossCheck, CrossError, PairState};
-pub use explore::{thousands, validate};
+pub use explore::thousands;
+pub use histories::{HistoryClass, HistoryClasses};
 pub use render::Rendered;
 
-use gdl_reason::StateMachine;
+use gdl_reason::{Machine, ReasonError, RoleIndex, StateMachine};
+
+/// Validates the game `machine` plays within the budget of `options`: over its states, or, when
+/// its states are histories (GDL-III, [`Subject::knowers`]), over classes of them.
+pub fn validate<M: Subject>(machine: &mut M, options: &Options) -> Report {
+    let started = Instant::now();
+    match machine.knowers() {
+        Ok(Some(knowers)) => {
+            let mut classes =
+                HistoryClasses::new(machine, knowers, options.max_states, started + options.time);
+            let mut report = explore::validate(&mut classes, options);
+            report.histories = Some(classes.histories());
+            report
+        }
+        // An error here is met again, and reported, by the search.
+        Ok(None) | Err(_) => explore::validate(machine, options),
+    }
+}
 
 /// A machine the validator can run: any state machine; a pair of engines side by side also
 /// says where they disagreed.
@@ -49,10 +72,38 @@ pub trait Subject: StateMachine {
     fn take_disagreement(&mut self) -> Option<String> {
         None
     }
+
+    /// When the machine's states are histories (GDL-III's knowledge machine): the roles whose
+    /// knowledge the rules ask, so that the validator searches classes of histories that these
+    /// roles' observations make alike ([`HistoryClasses`]); `None` for a machine over states.
+    fn knowers(&mut self) -> Result<Option<Vec<RoleIndex>>, ReasonError> {
+        Ok(None)
+    }
 }
 
-impl Subject for gdl_reason::Machine {}
+impl Subject for gdl_reason::Machine {
+    fn knowers(&mut self) -> Result<Option<Vec<RoleIndex>>, ReasonError> {
+        let Machine::Knowledge(m, _) = self else {
+            return Ok(None);
+        };
+        let initial = m.initial_state()?;
+        let mut knowers = Vec::new();
+        for role in 0..m.roles().len() {
+            // The knowledge machine keeps classes only for the roles the rules ask about, and
+            // refuses the question for the others.
+            match m.class_size(&initial, role) {
+                Ok(_) => knowers.push(role),
+                Err(ReasonError::BadRequest(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Some(knowers))
+    }
+}
 impl Subject for gdl_reason::FastMachine {}
+/// The knowledge machine as it is: every history a node of the search (`Machine` searches
+/// classes of them).
+impl Subject for gdl_reason::KnowledgeMachine {}
 impl Subject for gdl_reason::ReferenceMachine {}
 
 /// The budget of a validation.
@@ -193,6 +244,9 @@ pub struct Report {
     pub playouts: u64,
     pub longest_playout: u64,
     pub cut_playouts: u64,
+    /// In a GDL-III game, where the nodes are classes of bisimilar histories: how many
+    /// histories the classes computed stand for (`None` in other games).
+    pub histories: Option<u64>,
     /// Time spent exploring and playing.
     pub elapsed: Duration,
     /// Every property's verdict, in [`Property::ALL`] order.

@@ -188,6 +188,20 @@ impl<'a> Validation<'a> {
     /// against it where it can compile the game; the report and the engines' names, or the
     /// exit status once a refusal is reported.
     fn cross_checked(&self, spinner: progress::Spinner) -> Result<(Report, String), u8> {
+        if gdl_check::knows::first_use(&self.checked.program).is_some() {
+            // GDL-III: only the reference engine's machine over histories reasons `knows`.
+            let built = Machine::build(&self.checked, EngineChoice::Reference, self.limits);
+            drop(spinner);
+            let mut machine =
+                built.map_err(|d| refused("validate", self.reporter, self.input, &d))?;
+            self.note(
+                "GDL-III: the fast engine does not reason `knows`; nothing to cross-check, \
+                 using the reference engine over histories alone"
+                    .into(),
+            );
+            let _spinner = self.validating();
+            return Ok((run_on(&mut machine, &self.options), "reference".into()));
+        }
         let reference = match ReferenceMachine::with_limits(&self.checked, self.limits) {
             Ok(m) => m,
             Err(diagnostics) => {
@@ -385,13 +399,25 @@ fn summary_text(report: &Report, name: &str, engine: &str, setup: Duration) -> S
     } else {
         "no violation found, not proved".to_string()
     };
+    // In a GDL-III game the nodes are classes of bisimilar histories.
+    let (nodes, histories) = match report.histories {
+        Some(n) => (
+            "classes of histories",
+            format!(
+                " (standing for {} histor{})",
+                thousands(n),
+                if n == 1 { "y" } else { "ies" }
+            ),
+        ),
+        None => ("states", String::new()),
+    };
     let figures = if report.exhaustive {
         let depth = match report.verdict(Property::Terminates) {
             Verdict::Proved => format!(", the longest game {}", moves(report.depth)),
             _ => String::new(),
         };
         format!(
-            "{} reachable states, {} terminal{depth}",
+            "{} reachable {nodes}{histories}, {} terminal{depth}",
             thousands(report.states),
             thousands(report.terminal_states)
         )
@@ -402,7 +428,7 @@ fn summary_text(report: &Report, name: &str, engine: &str, setup: Duration) -> S
             None => String::new(),
         };
         format!(
-            "{} states found, {} explored{within}, {} random playout{} of up to {}",
+            "{} {nodes} found{histories}, {} explored{within}, {} random playout{} of up to {}",
             thousands(report.states),
             thousands(report.explored),
             thousands(report.playouts),
@@ -468,6 +494,7 @@ fn summary_json(report: &Report, name: &str, engine: &str) -> serde_json::Value 
         "explored": report.explored,
         "terminal_states": report.terminal_states,
         "depth": report.depth,
+        "histories": report.histories,
         "exhaustive": report.exhaustive,
         "proved": report.named(|v| *v == Verdict::Proved),
         "refuted": report.named(|v| *v == Verdict::Refuted),
