@@ -152,7 +152,7 @@ fn help(code: &str) -> Option<&'static str> {
             "allowed: goal values count in terminal states; players may read them before as an estimate"
         }
         codes::PERCEPTS_NOT_CHECKED => {
-            "the engines do not compute percepts yet; the other properties are checked with `random` explored as a player, every move of it"
+            "well-formedness asks nothing of percepts, so they are not checked; the properties are checked with `random` explored as a player, every move of it (with `knows`, percepts decide what each role knows, and the search follows them)"
         }
         codes::REASONER_BUDGET => {
             "what lies beyond this state is undecided; `--max-facts` raises the reference engine's budget of facts, `--seconds` its time"
