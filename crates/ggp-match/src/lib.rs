@@ -16,8 +16,9 @@ mod store;
 
 pub use http::{HttpError, MAX_REPLY, PlayerUrl, UrlError, UrlProblem, post};
 pub use manager::{
-    DEFAULT_MAX_STEPS, DID_RULE, Event, Finished, Gdl2Form, MANAGER_PLAYS_RANDOM, MatchConfig,
-    MatchError, PlayerSpec, PlayerSpecError, Progress, Timing, ping, run_match, run_match_until,
+    DEFAULT_MAX_STEPS, DID_RULE, Event, Finished, Gdl2Form, Knowledge, Known, MANAGER_PLAYS_RANDOM,
+    MatchConfig, MatchError, PlayerSpec, PlayerSpecError, Progress, Timing, ping, run_match,
+    run_match_until,
 };
 pub use record::{MatchRecord, StepError, utc_date};
 pub use seat::{SeatChannel, SeatMessage, Turn};

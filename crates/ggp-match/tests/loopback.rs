@@ -15,6 +15,9 @@ use ggp_protocol::Request;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+mod common;
+use common::read_request;
+
 const TICTACTOE: &str = include_str!("../../../games/tictactoe.kif");
 
 fn config(id: &str, rules: &str) -> MatchConfig {
@@ -162,33 +165,6 @@ async fn scripted(
         }
     });
     (format!("http://{addr}"), seen)
-}
-
-async fn read_request(mut stream: TcpStream) -> Option<(TcpStream, String, String)> {
-    let mut data = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        data.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&data).into_owned();
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length: usize = head
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|v| v.trim().parse().unwrap())
-                })
-                .unwrap_or(0);
-            if body.len() >= length {
-                let body = body.to_string();
-                return Some((stream, text, body));
-            }
-        }
-    }
 }
 
 /// The checks every finished record passes.

@@ -4,11 +4,13 @@
 //! as a [`Match`](running::Match) with a method per step of the protocol, the `referee` judges
 //! the replies and plays the joint moves, `seats` speaks to each kind of player, `blocking`
 //! runs the reasoning and the built-in players on blocking threads, charged to the match's
-//! memory account, and `clock` keeps the deadlines.
+//! memory account, `clock` keeps the deadlines, and `knowledge` reads what the roles know
+//! after the true history of a GDL-III game.
 
 mod blocking;
 mod clock;
 mod config;
+mod knowledge;
 mod outcome;
 mod referee;
 mod running;
@@ -23,6 +25,7 @@ pub use self::config::{
     DEFAULT_MAX_STEPS, DID_RULE, Gdl2Form, MANAGER_PLAYS_RANDOM, MatchConfig, PlayerSpec,
     PlayerSpecError,
 };
+pub use self::knowledge::{Knowledge, Known};
 pub use self::outcome::{Event, Finished, MatchError, Progress, Timing};
 use self::running::Match;
 use crate::http::{HttpError, post};

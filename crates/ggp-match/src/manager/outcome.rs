@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use ggp_play::PlayerStats;
 
+use super::knowledge::Knowledge;
 use crate::record::{MatchRecord, StepError};
 
 /// Why a match did not finish.
@@ -74,6 +75,10 @@ pub struct Progress {
     pub terminal: bool,
     /// How long the players' replies to this step's PLAY took to arrive (all of them).
     pub waited: Duration,
+    /// GDL-III: the `knows` atoms that hold after the step (the true history, which only the
+    /// manager has); `None` in a game without `knows`. Not sent to any player: a player is
+    /// told its percepts only, and knows what they tell it.
+    pub knowledge: Option<Knowledge>,
 }
 
 /// Where the time of a match went.

@@ -7,6 +7,7 @@ use ggp_protocol::move_candidates;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 
+use super::knowledge::{self, Knowledge};
 use crate::record::StepError;
 
 /// A role's answer at a step: a player's reply (or what went wrong), or the manager's own
@@ -60,6 +61,9 @@ pub(super) struct Advanced {
     /// Every role's percepts of the step (GDL-II, or `(did …)` for GDL-II players of a GDL
     /// game), each sorted; empty when no one needs them.
     pub(super) percepts: Vec<Vec<String>>,
+    /// GDL-III: the `knows` atoms that hold after the true history; `None` in a game
+    /// without `knows`.
+    pub(super) knowledge: Option<Knowledge>,
 }
 
 impl Referee {
@@ -161,6 +165,7 @@ impl Referee {
         } else {
             None
         };
+        let knowledge = knowledge::after(&mut self.machine, &self.state)?;
         Ok(Advanced {
             moves,
             errors,
@@ -168,6 +173,7 @@ impl Referee {
             terminal: self.terminal,
             goals,
             percepts,
+            knowledge,
         })
     }
 

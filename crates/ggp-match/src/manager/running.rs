@@ -452,6 +452,7 @@ where
             errors: advanced.errors,
             terminal: advanced.terminal,
             waited,
+            knowledge: advanced.knowledge,
         }));
         self.save()
             .await
