@@ -168,6 +168,11 @@ pub fn is_gdl2(text: &str) -> bool {
         })
 }
 
+/// Whether rules are a GDL-III game: a rule uses `knows`.
+pub fn is_gdl3(text: &str) -> bool {
+    gdl_check::knows::first_use(&gdl_check::check(text).program).is_some()
+}
+
 /// Checks and keeps a version of a game; returns what was added and the version.
 pub async fn add(
     db: &Db,
@@ -350,12 +355,14 @@ pub fn analyse(rules: &str) -> Analysis {
     let account = ggp_memory::current();
     let peak = || account.as_ref().map_or(0, ggp_memory::Account::peak);
     let gdl2 = is_gdl2(rules);
+    let gdl3 = is_gdl3(rules);
     let unplayable = |why: String| Analysis {
         engine: Verdict::Unplayable(why),
         fluents: Vec::new(),
         memory: peak(),
         traits: Traits {
             gdl2,
+            gdl3,
             ..Traits::default()
         },
     };
@@ -460,6 +467,7 @@ pub fn analyse(rules: &str) -> Analysis {
     let traits = Traits {
         turns: trial.turns(machine.roles().len()),
         gdl2,
+        gdl3,
         board,
         steps: trial.mean_steps(),
     };
@@ -629,7 +637,7 @@ mod tests {
     }
 
     #[test]
-    fn gdl2_games_are_recognised_by_their_random_role_or_their_sees_rules() {
+    fn gdl2_and_gdl3_games_are_recognised_by_random_sees_and_knows() {
         let monty = include_str!("../../../games/montyhall.kif");
         assert!(is_gdl2(monty));
         assert_eq!(random_role(&roles(monty)), Some(1));
@@ -637,6 +645,10 @@ mod tests {
         assert!(is_gdl2("(role Random) (role b)"));
         let tictactoe = include_str!("../../../games/tictactoe.kif");
         assert!(!is_gdl2(tictactoe));
+        assert!(!is_gdl3(tictactoe) && !is_gdl3(monty));
+        assert!(is_gdl3(include_str!(
+            "../../../games-gdl3/number_guessing.kif"
+        )));
         assert_eq!(random_role(&roles(tictactoe)), None);
     }
 

@@ -2,7 +2,7 @@
 //! `traits`, its engine, its roles) and a search over them.
 //!
 //! A tag is derived, never typed in: the number of roles, whether the roles move in turn or
-//! at once, GDL-II, the board's size, the engine that plays it, how long a random match lasts,
+//! at once, GDL-II, GDL-III, the board's size, the engine that plays it, how long a random match lasts,
 //! and whether the game is featured (one of the project's own: the first `--games` directory).
 
 use std::fmt;
@@ -40,6 +40,7 @@ pub enum Tag {
     InTurn,
     Simultaneous,
     Gdl2,
+    Gdl3,
     Board { columns: usize, rows: usize },
     Fast,
     Reference,
@@ -70,6 +71,9 @@ impl Tag {
             if traits.gdl2 {
                 tags.push(Tag::Gdl2);
             }
+            if traits.gdl3 {
+                tags.push(Tag::Gdl3);
+            }
             if let Some((columns, rows)) = traits.board {
                 tags.push(Tag::Board { columns, rows });
             }
@@ -96,6 +100,7 @@ impl Tag {
             Tag::InTurn => "in-turn".into(),
             Tag::Simultaneous => "simultaneous".into(),
             Tag::Gdl2 => "gdl-ii".into(),
+            Tag::Gdl3 => "gdl-iii".into(),
             Tag::Board { columns, rows } => format!("board-{columns}x{rows}"),
             Tag::Fast => "fast".into(),
             Tag::Reference => "reference".into(),
@@ -113,6 +118,7 @@ impl Tag {
             Tag::InTurn,
             Tag::Simultaneous,
             Tag::Gdl2,
+            Tag::Gdl3,
             Tag::Fast,
             Tag::Reference,
             Tag::Unplayable,
@@ -144,6 +150,7 @@ impl Tag {
             Tag::InTurn => "at most one role has a choice in each state: the roles move in turn",
             Tag::Simultaneous => "two roles or more choose at once",
             Tag::Gdl2 => "GDL-II: players see only their percepts (sees) and chance moves (random)",
+            Tag::Gdl3 => "GDL-III: the rules depend on what the players know (knows)",
             Tag::Board { .. } => "the board drawn for it: columns × rows",
             Tag::Fast => "the fast engine compiles it",
             Tag::Reference => "the reference engine plays it (the fast engine does not compile it)",
@@ -164,6 +171,7 @@ impl fmt::Display for Tag {
             Tag::InTurn => f.write_str("in turn"),
             Tag::Simultaneous => f.write_str("simultaneous"),
             Tag::Gdl2 => f.write_str("GDL-II"),
+            Tag::Gdl3 => f.write_str("GDL-III"),
             Tag::Board { columns, rows } => write!(f, "{columns}×{rows} board"),
             Tag::Fast => f.write_str("fast engine"),
             Tag::Reference => f.write_str("reference engine"),
@@ -185,7 +193,7 @@ pub struct Search {
 /// A tag in a search that is not one the server knows.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "`{0}` is not a tag: tags are featured, N-roles (1-role), in-turn, simultaneous, gdl-ii, board-CxR, fast, reference, unplayable, short, medium, long"
+    "`{0}` is not a tag: tags are featured, N-roles (1-role), in-turn, simultaneous, gdl-ii, gdl-iii, board-CxR, fast, reference, unplayable, short, medium, long"
 )]
 pub struct UnknownTag(pub String);
 

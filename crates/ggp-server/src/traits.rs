@@ -1,5 +1,5 @@
 //! What the trial of a game version measured besides its engine (`games::analyse`): whether
-//! the roles move in turn, GDL-II, the board's size, how long a random match lasts. Stored
+//! the roles move in turn, GDL-II, GDL-III, the board's size, how long a random match lasts. Stored
 //! with the version (JSON); the games' tags are made from it (`tags`).
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,10 @@ pub struct Traits {
     pub turns: Option<Turns>,
     /// Whether the rules use `sees` or `random` (GDL-II).
     pub gdl2: bool,
+    /// Whether the rules use `knows` (GDL-III); false in traits stored before it was measured
+    /// (a version is tried once, and no game with `knows` was playable then).
+    #[serde(default)]
+    pub gdl3: bool,
     /// The board drawn for it: columns and rows.
     pub board: Option<(usize, usize)>,
     /// The mean number of steps of the random matches that ended (within the trial's time

@@ -552,7 +552,13 @@ pub async fn match_page(
     let hint = version.as_ref().map(games::hint).unwrap_or_default();
     let rules = version.as_ref().and_then(|v| v.rules.as_deref());
     let geometry = pages::geometry(&hint, rules, &record);
-    let clock = live::get(&gm, &id).and_then(|l| l.clock());
+    let live = live::get(&gm, &id);
+    let gdl3 = live.as_ref().is_some_and(|l| l.gdl3)
+        || version
+            .as_ref()
+            .and_then(|v| v.traits.as_ref())
+            .is_some_and(|t| t.gdl3);
+    let clock = live.and_then(|l| l.clock());
     // Opened as a seat: a GDL-II match being played shows that role's view only, filled in by
     // the page's script with the seat's token (which the server never sees in the address).
     let seat = match params.get("seat").filter(|s| !s.is_empty()) {
@@ -580,6 +586,7 @@ pub async fn match_page(
             geometry: geometry.as_ref(),
             clock: clock.as_ref(),
             gdl2,
+            gdl3,
             sight,
             seat,
         },

@@ -180,6 +180,7 @@ async fn carried_over(backend: Backend, version: usize, match_first: bool) {
     let traits = ggp_server::traits::Traits {
         turns: Some(ggp_server::traits::Turns::InTurn),
         gdl2: false,
+        gdl3: false,
         board: Some((3, 3)),
         steps: Some(7.5),
     };

@@ -104,6 +104,10 @@ pub(super) struct LiveData {
     pub(super) geometry_states: usize,
     /// What the last `status` event said: the status and the start errors.
     pub(super) status_seen: Option<(&'static str, Vec<String>)>,
+    /// GDL-III: the `knows` atoms that hold after each state's true history, as the manager
+    /// reported them (by state; none for the initial state, or in a game without `knows`).
+    /// Shown to the admin, and to each seat its own part (see [`ggp_match::Knowledge::of_role`]).
+    pub(super) knowledge: Vec<Option<ggp_match::Knowledge>>,
 }
 
 /// What a GDL-II role knows, drawn step by step: the boards drawn so far, and the knowledge
@@ -207,6 +211,8 @@ pub struct Live {
     pub seats: Vec<Seat>,
     /// A GDL-II game: while it is played, what each role sees is secret (see [`Sight`]).
     pub gdl2: bool,
+    /// A GDL-III game (its rules use `knows`): each role's view says what it knows.
+    pub gdl3: bool,
     /// The tournament's scheduled match it plays, if any.
     pub scheduled: Option<i64>,
     pub start_clock: Duration,
@@ -541,6 +547,16 @@ impl Live {
         data.turn_v += 1;
         drop(data);
         self.bump();
+    }
+
+    /// The manager reported the `knows` atoms after step `step` (from 0): they hold at state
+    /// `step + 1`. Kept before the step is written, so that it is there when the step is sent.
+    pub(super) fn knew(&self, step: usize, knowledge: Option<ggp_match::Knowledge>) {
+        let mut data = lock(&self.data);
+        if data.knowledge.len() <= step + 1 {
+            data.knowledge.resize(step + 2, None);
+        }
+        data.knowledge[step + 1] = knowledge;
     }
 
     pub(super) fn clear_turn(&self, seat: usize) {

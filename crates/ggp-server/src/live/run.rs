@@ -58,6 +58,16 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
             .await
             .map_err(|e| Error::Internal(format!("reading the rules failed: {e}")))?
     };
+    // As the version's trial found, or (not tried yet) from the rules.
+    let gdl3 = match &version.traits {
+        Some(traits) => traits.gdl3,
+        None => {
+            let text = rules.clone();
+            tokio::task::spawn_blocking(move || crate::games::is_gdl3(&text))
+                .await
+                .map_err(|e| Error::Internal(format!("reading the rules failed: {e}")))?
+        }
+    };
     let id = new_id(gm, &version.key).await?;
     // Its slot and its memory, before anything is recorded: a match that finds no room is
     // refused, with the limit it met.
@@ -96,6 +106,7 @@ pub async fn create(gm: &Arc<Gamemaster>, req: MatchRequest) -> Result<Created, 
         roles: version.roles.clone(),
         seats,
         gdl2,
+        gdl3,
         scheduled: req.scheduled,
         start_clock: config.start_clock,
         play_clock: config.play_clock,
@@ -376,10 +387,9 @@ async fn run(
         }
     };
     let event_live = live.clone();
-    let events = move |event: Event<'_>| {
-        if let Event::Started { .. } = event {
-            event_live.started();
-        }
+    let events = move |event: Event<'_>| match event {
+        Event::Started { .. } => event_live.started(),
+        Event::Step(progress) => event_live.knew(progress.step, progress.knowledge.clone()),
     };
     let stop = async move {
         match stopped.await {

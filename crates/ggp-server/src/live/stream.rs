@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::response::sse::Event as SseEvent;
 use futures_util::Stream;
-use ggp_match::MatchRecord;
+use ggp_match::{Knowledge, Known, MatchRecord};
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -110,8 +110,9 @@ impl Watcher {
             while self.states < record.states.len() {
                 let k = self.states;
                 let board = board(&mut data, k);
+                let knowledge = data.knowledge.get(k).and_then(Option::as_ref);
                 self.queue
-                    .push_back(step(&record, k, board, self.html, sight));
+                    .push_back(step(&record, k, board, knowledge, self.html, sight));
                 self.states += 1;
             }
             if data.clock_v != self.clock_v {
@@ -241,7 +242,7 @@ impl Watcher {
         }
         for k in self.states..record.states.len() {
             self.queue
-                .push_back(step(&record, k, board(k), self.html, sight));
+                .push_back(step(&record, k, board(k), None, self.html, sight));
         }
         self.states = self.states.max(record.states.len());
         let status = if record.is_completed {
@@ -310,11 +311,13 @@ fn begin(
 }
 
 /// The event of step `k` (from 1): the joint move that led to state `k`, as `sight` may see
-/// it.
+/// it; in a GDL-III game, with the `knows` atoms that hold after it (`knowledge`): all of
+/// them for the admin, and a role only what it knows itself (and what is common knowledge).
 fn step(
     record: &MatchRecord,
     k: usize,
     board: Option<Arc<str>>,
+    knowledge: Option<&Knowledge>,
     html: bool,
     sight: Sight,
 ) -> SseEvent {
@@ -322,6 +325,11 @@ fn step(
     let errors = record.errors.get(k - 1).cloned().unwrap_or_default();
     let percepts = record.percepts.get(k - 1);
     let time = record.state_times.get(k);
+    let known_by = |r: usize| -> Vec<&Known> {
+        knowledge
+            .map(|kn| kn.of_role(r).collect())
+            .unwrap_or_default()
+    };
     let mut data = match sight {
         Sight::All => {
             let mut data = json!({
@@ -334,16 +342,30 @@ fn step(
             if let Some(percepts) = percepts {
                 data["percepts"] = json!(percepts);
             }
+            if let Some(knowledge) = knowledge {
+                data["knows"] = json!(knowledge.atoms);
+            }
             data
         }
-        Sight::Role(r) => json!({
-            "step": k,
-            "role": r,
-            "move": moves.get(r),
-            "error": errors.get(r),
-            "percepts": percepts.and_then(|p| p.get(r)).cloned().unwrap_or_default(),
-            "time": time,
-        }),
+        Sight::Role(r) => {
+            let mut data = json!({
+                "step": k,
+                "role": r,
+                "move": moves.get(r),
+                "error": errors.get(r),
+                "percepts": percepts.and_then(|p| p.get(r)).cloned().unwrap_or_default(),
+                "time": time,
+            });
+            if knowledge.is_some() {
+                data["known"] = json!(
+                    known_by(r)
+                        .iter()
+                        .map(|kn| known_json(kn))
+                        .collect::<Vec<_>>()
+                );
+            }
+            data
+        }
         Sight::Progress => json!({"step": k, "time": time}),
     };
     if let Some(board) = board {
@@ -361,6 +383,8 @@ fn step(
                 percepts
                     .and_then(|p| p.get(r))
                     .map_or(&[][..], Vec::as_slice),
+                &known_by(r),
+                true,
             ),
             Sight::Progress => maud::html! {},
         };
@@ -373,6 +397,8 @@ fn step(
                         moves.get(r).map(String::as_str),
                         errors.get(r).map(String::as_str),
                         percepts.get(r).map_or(&[][..], Vec::as_slice),
+                        &known_by(r),
+                        false,
                     )
                     .into_string())
                     .collect::<Vec<_>>()
@@ -380,6 +406,15 @@ fn step(
         }
     }
     event("step", data).id(k.to_string())
+}
+
+/// A `knows` atom a role is shown: `{"what": P, "common": false}` for what it knows itself,
+/// `"common": true` for common knowledge.
+fn known_json(known: &Known) -> serde_json::Value {
+    match known {
+        Known::Role { what, .. } => json!({"what": what, "common": false}),
+        Known::Common(what) => json!({"what": what, "common": true}),
+    }
 }
 
 /// The events of a match from step `from` on (0: from its beginning): `begin` (the initial

@@ -10,7 +10,7 @@ use crate::db::{GameSummary, MatchFilter, MatchRow, Player, Served, Version};
 use crate::live::model::{Clock, SeatLink, Sight};
 use crate::seat::SeatKind;
 use crate::term::parse_state;
-use ggp_match::MatchRecord;
+use ggp_match::{Known, MatchRecord};
 
 /// A table of matches.
 pub fn table(matches: &[MatchRow], show_game: bool) -> Markup {
@@ -223,8 +223,16 @@ pub fn step_row(k: usize, moves: &[String], errors: &[String], roles: &[String])
 }
 
 /// One row of a role's view: step `k` (from 1), the role's own move (and what went wrong
-/// with it) and what it saw of the joint move.
-pub fn view_row(k: usize, mv: Option<&str>, error: Option<&str>, percepts: &[String]) -> Markup {
+/// with it), what it saw of the joint move and, in a GDL-III game, what it knows after it
+/// (`you`: said to the role itself, "you know").
+pub fn view_row(
+    k: usize,
+    mv: Option<&str>,
+    error: Option<&str>,
+    percepts: &[String],
+    known: &[&Known],
+    you: bool,
+) -> Markup {
     html! {
         tr data-step=(k) {
             th scope="row" { (k) }
@@ -237,6 +245,19 @@ pub fn view_row(k: usize, mv: Option<&str>, error: Option<&str>, percepts: &[Str
                 @for (j, p) in percepts.iter().enumerate() {
                     @if j > 0 { " " }
                     code.percept { (p) }
+                }
+                @for kn in known {
+                    div.known {
+                        @match kn {
+                            Known::Role { what, .. } => {
+                                @if you { "you know " } @else { "knows " }
+                                code.known { (what) }
+                            }
+                            Known::Common(what) => {
+                                "everyone knows " code.known { (what) }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -269,6 +290,8 @@ fn role_view(
                                 rec.moves[k - 1].get(r).map(String::as_str),
                                 rec.errors.get(k - 1).and_then(|e| e.get(r)).map(String::as_str),
                                 rec.percepts.get(k - 1).and_then(|p| p.get(r)).map_or(&[][..], Vec::as_slice),
+                                &[],
+                                mine,
                             ))
                         }
                     }
@@ -299,6 +322,8 @@ pub struct View<'a> {
     pub clock: Option<&'a Clock>,
     /// A GDL-II match (its roles see percepts).
     pub gdl2: bool,
+    /// A GDL-III match (its rules use `knows`: a role's view says what it knows).
+    pub gdl3: bool,
     /// What the page may show: everything; a role's view, to be filled in by the page's script
     /// with the seat's token (a GDL-II match being played, opened as a seat); or the progress.
     pub sight: Sight,
@@ -346,6 +371,7 @@ pub fn match_page(viewer: &Viewer, v: &View<'_>) -> Markup {
                         } @else { (game) }
                         " " span.muted.small { (r.match_id) }
                         @if v.gdl2 { " " span.badge.gdl2 title="a game of imperfect information: each role sees only its percepts" { "GDL-II" } }
+                        @if v.gdl3 { " " span.badge.gdl2 title="the rules depend on what the roles know (knows): each role's view says what it knows" { "GDL-III" } }
                     }
                     span #status { (status_badge(v.status)) }
                 }

@@ -360,5 +360,6 @@ async fn events_as(s: &Site, path: &str, token: Option<&str>) -> (StatusCode, Ev
 
 mod access;
 mod games;
+mod gdl3;
 mod play;
 mod stats;
