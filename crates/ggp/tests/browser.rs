@@ -1,7 +1,8 @@
 //! `ggp serve` in a real browser: headless Chromium driven over WebDriver (`chromedriver`).
 //! A person logs in, creates a match against a random player through the form, plays it to
 //! its end by clicking the board, plays a GDL-II game (Monty Hall) seeing only its role's
-//! view, and then watches a match of two built-in players update live to its end.
+//! view, and then watches a match of two built-in players update live to its end; and plays
+//! a GDL-III game (number guessing) on a phone, seeing its answers and what it knows.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. `.ci/run` installs them and sets
 //! `GGP_BROWSER_TEST=required`, so in CI their absence is a failure; elsewhere the test says
@@ -93,6 +94,17 @@ where
     }
 }
 
+/// Waits for the element `locator` finds, then clicks it.
+async fn click(c: &Client, locator: Locator<'_>) {
+    c.wait()
+        .for_element(locator)
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 async fn text_of(c: &Client, css: &str) -> String {
     match c.find(Locator::Css(css)).await {
         Ok(e) => e.text().await.unwrap_or_default(),
@@ -159,13 +171,7 @@ async fn a_person_plays_and_watches_in_a_browser() {
     let c = browser(&driver, &chromium, (1280, 1000)).await;
     log_in(&c, &server.url).await;
     // A new match through the form: the game first (the form sends itself), then the seats.
-    c.wait()
-        .for_element(Locator::LinkText("New match"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::LinkText("New match")).await;
     c.wait()
         .for_element(Locator::Id("game"))
         .await
@@ -806,13 +812,7 @@ async fn boards_fit_a_phone(c: &Client, url: &str) {
         .click()
         .await
         .unwrap();
-    c.wait()
-        .for_element(Locator::Css("#board.known .cell.to"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Css("#board.known .cell.to")).await;
     // Black's move, played by the server's random player, is recorded first (within the
     // play clock: a loaded machine may take long); then the page shows what white cannot be
     // sure of (the seat's stream, which the site test follows step by step, brings it).
@@ -848,4 +848,97 @@ async fn boards_fit_a_phone(c: &Client, url: &str) {
         text_of(c, "#view-0 tbody").await.contains("(move "),
         "the move made from the board"
     );
+}
+
+/// A GDL-III game in the browser, on a phone (a 400 × 800 window): a person plays number
+/// guessing's guesser from its seat's page, asking "is it less than N?" by the moves' buttons,
+/// reading each answer in its view, and guesses once the page says it knows the number
+/// ("you know (secret N)"): 100. The page never shows the number chosen, and fits the width.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_a_gdl3_game_knowing_the_number() {
+    let Some((chromedriver, chromium)) = tools("the GDL-III browser test") else {
+        return;
+    };
+    let db = temp_db("browser-gdl3.sqlite");
+    let games = workspace().join("games").display().to_string();
+    let gdl3 = workspace().join("games-gdl3").display().to_string();
+    let server = spawn_server(&db, &["--games", &games, "--games", &gdl3]);
+    let driver = start_driver(&chromedriver);
+    let c = browser(&driver, &chromium, (400, 800)).await;
+    let (status, created) = api(
+        "POST",
+        &format!("{}/api/matches", server.url),
+        Some(ADMIN_TOKEN),
+        Some(
+            json!({"game": "number_guessing", "players": ["human"], "startclock": 1,
+                    "playclock": 60}),
+        ),
+    );
+    assert_eq!(status, 201, "{created}");
+    let seat_url = created["seats"][0]["url"].as_str().unwrap().to_string();
+    c.goto(&format!("{}{seat_url}", server.url)).await.unwrap();
+    // The guesser's rows: the random player's choice (it saw nothing), then an answer a step.
+    let rows = "section.role-view tbody tr";
+    let (mut lo, mut hi) = (1u32, 8u32);
+    for question in 1..=3 {
+        let m = (lo + hi).div_ceil(2);
+        let button = format!("//div[@id='seat-moves']/button[text()='(ask {m})']");
+        click(&c, Locator::XPath(&button)).await;
+        let row = format!("{rows}:nth-child({}) code.percept", question + 1);
+        let answer = c
+            .wait()
+            .for_element(Locator::Css(&row))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        match answer.as_str() {
+            "yes" => hi = m - 1,
+            "no" => lo = m,
+            other => panic!("an answer to (ask {m}): {other:?}"),
+        }
+        let view = text_of(&c, "section.role-view tbody").await;
+        if question < 3 {
+            assert!(!view.contains("you know"), "{view}");
+        }
+        assert!(overflow(&c, 400).await <= 0, "the page fits 400 px");
+    }
+    assert_eq!(lo, hi, "three answers leave one number");
+    let known = format!("you know (secret {lo})");
+    until(10, "what the guesser knows", || async {
+        text_of(&c, "section.role-view tbody")
+            .await
+            .contains(&known)
+    })
+    .await;
+    let source = c.source().await.unwrap();
+    assert!(
+        !source.contains("(choose ") && !source.contains("(chosen "),
+        "the number chosen is not on the page"
+    );
+    assert!(c.find(Locator::Id("truth")).await.is_err(), "no true state");
+    let guess = format!("//div[@id='seat-moves']/button[text()='(guess {lo})']");
+    click(&c, Locator::XPath(&guess)).await;
+    until(10, "the end, seen as the guesser", || async {
+        text_of(&c, "#seat-status")
+            .await
+            .starts_with("The match is over")
+    })
+    .await;
+    let id = created["id"].as_str().unwrap();
+    let (_, record) = api(
+        "GET",
+        &format!("{}/api/matches/{id}", server.url),
+        None,
+        None,
+    );
+    assert_eq!(record["status"], "finished", "{record}");
+    assert_eq!(record["goalValues"], json!([100, 100]), "{record}");
+    assert_eq!(record["moves"][0][0], format!("(choose {lo})"));
+    assert!(
+        overflow(&c, 400).await <= 0,
+        "the finished page fits 400 px"
+    );
+    c.close().await.unwrap();
 }
