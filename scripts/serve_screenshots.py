@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Takes the screenshots of `ggp serve` in docs/: a live match page (connect four, two built-in
 players, in the middle of the match), a person's page of a GDL-II match (Monty Hall, as the
-contestant, who sees only its percepts), the board drawn for six games of the corpus and the
+contestant, who sees only its percepts), a person's page of a GDL-III match (number guessing,
+as the guesser, once its answers tell it the number: `serve-gdl3.png`), the board drawn for six games of the corpus and the
 board a person seated in blind breakthrough (GDL-II) sees, of what it knows; every board at a
 desktop's width (`board-KEY.png`) and at a phone's, 400 px (`board-KEY-phone.png`); the games'
 page searched by a tag (`serve-games.png`, `serve-games-phone.png`) and a game's statistics
@@ -13,7 +14,7 @@ API, and photographs each match page with Debian's headless Chromium through `ch
 Needs only Python's standard library, `chromium` and `chromium-driver`.
 
     cargo build --release -p ggp
-    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,boards,blind,games,stats]
+    python3 scripts/serve_screenshots.py [--ggp target/release/ggp] [--only live,gdl2,gdl3,boards,blind,games,stats]
 """
 
 import argparse
@@ -117,13 +118,38 @@ class Browser:
             self.driver.wait()
 
 
+def shoot_gdl3(port, base, browser, out):
+    status, made = api(port, "POST", "/api/matches", {
+        "game": "number_guessing", "players": ["human"], "startclock": 5, "playclock": 600,
+        "seed": 5})
+    assert status == 201, made
+    seat = made["seats"][0]
+    view = f"/api/matches/{made['id']}/views/guesser"
+    lo, hi = 1, 8
+    for step in range(1, 4):
+        while (api(port, "GET", view, token=seat["token"])[1].get("turn") or {}).get("step") != step:
+            time.sleep(0.05)
+        m = (lo + hi + 1) // 2
+        api(port, "POST", f"/api/matches/{made['id']}/moves", {"move": f"(ask {m})", "step": step},
+            token=seat["token"])
+        while len(api(port, "GET", view, token=seat["token"])[1]["steps"]) <= step:
+            time.sleep(0.05)
+        answer = api(port, "GET", view, token=seat["token"])[1]["steps"][step]["percepts"]
+        if answer == ["yes"]:
+            hi = m - 1
+        else:
+            lo = m
+    browser.shoot(f"{base}{seat['url']}", os.path.join(out, "serve-gdl3.png"))
+    api(port, "POST", f"/api/matches/{made['id']}/abort?reason=screenshot%20taken")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ggp", default=os.path.join(ROOT, "target", "release", "ggp"))
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs"))
-    ap.add_argument("--only", default="live,gdl2,boards,blind,games,stats",
-                    help="which screenshots, of live, gdl2, boards, blind, games and stats")
+    ap.add_argument("--only", default="live,gdl2,gdl3,boards,blind,games,stats",
+                    help="which screenshots, of live, gdl2, gdl3, boards, blind, games and stats")
     args = ap.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,6 +161,7 @@ def main():
         server = subprocess.Popen(
             [args.ggp, "serve", "--addr", "127.0.0.1:0", "--db", os.path.join(tmp, "db.sqlite"),
              "--games", os.path.join(ROOT, "games"), "--games", corpus,
+             *(["--games", os.path.join(ROOT, "games-gdl3")] if "gdl3" in only else []),
              "--admin-token", TOKEN], stderr=subprocess.PIPE, text=True)
         browser = phone = None
         try:
@@ -177,6 +204,11 @@ def main():
                             {"move": move, "step": step}, token=seat["token"])
                 browser.shoot(f"{base}{seat['url']}", os.path.join(args.out, "serve-gdl2.png"))
                 api(port, "POST", f"/api/matches/{made['id']}/abort?reason=screenshot%20taken")
+
+            # A person's page of a GDL-III match: number guessing as the guesser, asking by
+            # bisection until its answers leave one number, photographed when it knows it.
+            if "gdl3" in only:
+                shoot_gdl3(port, base, browser, args.out)
 
             # The corpus's boards: each match played some steps, then photographed while it goes on.
             for key, _, at in CORPUS if "boards" in only else []:
