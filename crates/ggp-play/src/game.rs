@@ -348,6 +348,26 @@ impl Game {
         Ok(over)
     }
 
+    /// Whether the rules are GDL-III (they use `knows`): the machine's states are histories
+    /// and what the player knows decides goals or legal moves, so a search must value a move
+    /// by what the player knows when making it ([`crate::InfoSetStrategy`]).
+    pub fn is_epistemic(&self) -> bool {
+        matches!(self.machine, gdl_reason::Machine::Knowledge(..))
+    }
+
+    /// The states the player may be in, each with its weight (not normalised): in a GDL-II
+    /// game `possible` and `weights`, in a GDL game the one state, of weight 1.
+    pub fn beliefs(&self) -> (Vec<State>, Vec<f64>) {
+        let states = self
+            .possible
+            .clone()
+            .unwrap_or_else(|| vec![self.state.clone()]);
+        let weights = (0..states.len())
+            .map(|k| self.weights.get(k).copied().unwrap_or(1.0))
+            .collect();
+        (states, weights)
+    }
+
     /// A term as the rules spell it: what is sent to the Game Manager (see
     /// [`gdl_reason::TermStore::spelled`]).
     pub fn text(&self, term: TermId) -> String {

@@ -27,7 +27,7 @@ mod strategy;
 pub use basic::{LegalStrategy, RandomStrategy};
 pub use error::PlayError;
 pub use game::{Game, MAX_STATES, Machine, State, load};
-pub use mcts::{HyperPlayStrategy, MctsConfig, MctsStrategy};
+pub use mcts::{HyperPlayStrategy, InfoSetStrategy, MctsConfig, MctsStrategy};
 pub use montecarlo::MonteCarloStrategy;
 pub use registry::StrategyKind;
 pub use sample::SampleStrategy;

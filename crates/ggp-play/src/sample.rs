@@ -16,10 +16,13 @@ use crate::strategy::Strategy;
 /// weighted average goal, found by the deadline.
 pub struct SampleStrategy {
     rng: SmallRng,
+    /// Rounds of playouts (one per legal move each) for one move at most.
+    rounds: usize,
 }
 
-/// Playouts run for one move at most (the deadline usually ends them first).
-const SAMPLE_PLAYOUTS: usize = 2000;
+/// Rounds of playouts (one per legal move each) for one move at most (the deadline usually
+/// ends them first).
+const SAMPLE_ROUNDS: usize = 2000;
 /// Steps of a playout at most.
 const PLAYOUT_STEPS: usize = 500;
 
@@ -27,6 +30,16 @@ impl SampleStrategy {
     pub fn new(seed: u64) -> SampleStrategy {
         SampleStrategy {
             rng: SmallRng::seed_from_u64(seed),
+            rounds: SAMPLE_ROUNDS,
+        }
+    }
+
+    /// The strategy with at most `rounds` rounds of playouts a move: a fixed amount of work,
+    /// whatever the machine's speed (for tests and measurements).
+    pub fn with_rounds(seed: u64, rounds: usize) -> SampleStrategy {
+        SampleStrategy {
+            rounds,
+            ..SampleStrategy::new(seed)
         }
     }
 }
@@ -37,18 +50,12 @@ impl Strategy for SampleStrategy {
         if moves.len() <= 1 {
             return moves.first().copied().ok_or(PlayError::NoLegalMove);
         }
-        let states = game
-            .possible
-            .clone()
-            .unwrap_or_else(|| vec![game.state.clone()]);
-        let weights: Vec<f64> = (0..states.len())
-            .map(|k| game.weights.get(k).copied().unwrap_or(1.0))
-            .collect();
+        let (states, weights) = game.beliefs();
         let pick =
             rand::distr::weighted::WeightedIndex::new(&weights).map_err(PlayError::Weights)?;
         let mut sums = vec![0.0f64; moves.len()];
         let mut counts = vec![0u32; moves.len()];
-        'rounds: for _ in 0..SAMPLE_PLAYOUTS {
+        'rounds: for _ in 0..self.rounds {
             for (i, &m) in moves.iter().enumerate() {
                 if Instant::now() >= deadline {
                     break 'rounds;

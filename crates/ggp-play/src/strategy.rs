@@ -55,6 +55,19 @@ pub struct MoveReport {
 }
 
 impl MoveReport {
+    /// The report on a move made without a search: the only legal one.
+    pub fn forced(time: Duration) -> MoveReport {
+        MoveReport {
+            simulations: 0,
+            iterations: Some(0),
+            time,
+            nodes: None,
+            visits: None,
+            value: None,
+            note: Some("one legal move".into()),
+        }
+    }
+
     /// The report on one line: `12345 simulations in 0.95 s (13000/s), 15000 iterations,
     /// 4567 nodes, move visits 2345, value 62.5`.
     pub fn describe(&self) -> String {

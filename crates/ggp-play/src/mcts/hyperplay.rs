@@ -13,6 +13,10 @@
 //! Inside each tree the `random` role moves uniformly at random (it is chance, not a player
 //! maximising a goal), and the other roles are searched as if they could see everything: the
 //! classic weakness of HyperPlay ("strategy fusion"), accepted here as in the literature.
+//!
+//! In a GDL-III game ([`Game::is_epistemic`]) strategy fusion is no longer a detail: a tree
+//! that sees the state finds that knowing is cheap. There the player searches over its
+//! information sets instead ([`InfoSetStrategy`]).
 
 use std::time::Instant;
 
@@ -21,6 +25,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::config::MctsConfig;
+use super::infoset::InfoSetStrategy;
 use super::search::{Effort, Limits, Searcher};
 use crate::error::PlayError;
 use crate::game::{Game, State};
@@ -41,6 +46,10 @@ pub struct HyperPlayStrategy {
     seed: u64,
     report: Option<MoveReport>,
     stats: PlayerStats,
+    /// Plays GDL-III games.
+    epistemic: InfoSetStrategy,
+    /// Whether the last move was the information-set search's.
+    by_epistemic: bool,
 }
 
 impl HyperPlayStrategy {
@@ -53,6 +62,8 @@ impl HyperPlayStrategy {
             seed,
             report: None,
             stats: PlayerStats::default(),
+            epistemic: InfoSetStrategy::new(config, seed),
+            by_epistemic: false,
         }
     }
 
@@ -60,13 +71,7 @@ impl HyperPlayStrategy {
     /// there are at most [`HYPERGAMES`], else that many drawn by weight (each then counting
     /// as often as it was drawn).
     fn hypergames(&mut self, game: &Game) -> Result<Vec<(State, f64)>, PlayError> {
-        let states = game
-            .possible
-            .clone()
-            .unwrap_or_else(|| vec![game.state.clone()]);
-        let weights: Vec<f64> = (0..states.len())
-            .map(|k| game.weights.get(k).copied().unwrap_or(1.0))
-            .collect();
+        let (states, weights) = game.beliefs();
         let total: f64 = weights.iter().sum();
         if total.is_nan() || total <= 0.0 {
             return Err(PlayError::NoWeight);
@@ -133,19 +138,15 @@ impl HyperPlayStrategy {
 
 impl Strategy for HyperPlayStrategy {
     fn select(&mut self, game: &mut Game, deadline: Instant) -> Result<TermId, PlayError> {
+        self.by_epistemic = game.is_epistemic();
+        if self.by_epistemic {
+            return self.epistemic.select(game, deadline);
+        }
         let began = Instant::now();
         let moves = game.legal_moves()?;
         if moves.len() <= 1 {
             let mv = moves.first().copied().ok_or(PlayError::NoLegalMove)?;
-            let report = MoveReport {
-                simulations: 0,
-                iterations: Some(0),
-                time: began.elapsed(),
-                nodes: None,
-                visits: None,
-                value: None,
-                note: Some("one legal move".into()),
-            };
+            let report = MoveReport::forced(began.elapsed());
             self.stats.add(&report);
             self.report = Some(report);
             return Ok(mv);
@@ -252,10 +253,16 @@ impl Strategy for HyperPlayStrategy {
     }
 
     fn report(&self) -> Option<MoveReport> {
+        if self.by_epistemic {
+            return self.epistemic.report();
+        }
         self.report.clone()
     }
 
     fn stats(&self) -> Option<PlayerStats> {
+        if self.by_epistemic {
+            return self.epistemic.stats();
+        }
         Some(self.stats)
     }
 }

@@ -36,6 +36,10 @@
 //!   each of a sample of the states the player may be in and plays the move best on average;
 //!   the `random` role moves uniformly at random in every tree (a chance node is never solved
 //!   as a maximum).
+//! - **GDL-III** (rules with `knows`): [`InfoSetStrategy`] searches one tree over what the player
+//!   has seen (information sets), each iteration in one of the histories it may be in, so
+//!   that a move is valued by what the player knows when making it, not by what a tree that
+//!   sees everything would know.
 //! - **Threads** (`threads` > 1) are root-parallel: each thread searches its own tree with its
 //!   own copy of the fast engine, and the roots' statistics are summed to choose. With the
 //!   reference engine, one thread. One thread with a simulation limit and fixed rollouts per
@@ -43,6 +47,7 @@
 
 mod config;
 mod hyperplay;
+mod infoset;
 mod search;
 mod tree;
 
@@ -52,6 +57,7 @@ use gdl_reason::{StateMachine, TermId};
 
 pub use self::config::MctsConfig;
 pub use self::hyperplay::{HYPERGAMES, HyperPlayStrategy};
+pub use self::infoset::InfoSetStrategy;
 pub use self::search::MOVES_PER_NODE;
 use self::search::{Effort, Limits, RootMoves, Searcher};
 use crate::error::PlayError;
