@@ -38,8 +38,9 @@ pub enum Machine {
     Fast(Box<FastMachine>),
     Joins(Box<JoinMachine>, String),
     Reference(Box<ReferenceMachine>, Option<String>),
-    /// The reference engine over histories, for GDL-III rules (with `knows`), which the fast
-    /// engine does not reason: with the reason it gave, when it was asked for.
+    /// A machine over histories, for GDL-III rules (with `knows`): the knowledge layer over the
+    /// fast engine, or over the reference engine with the reason the fast one gave when it was
+    /// asked for and cannot compile the rules.
     Knowledge(Box<KnowledgeMachine>, Option<String>),
 }
 
@@ -69,6 +70,10 @@ impl Machine {
         limits: Limits,
         fast_limits: FastLimits,
     ) -> std::result::Result<Machine, Vec<Diagnostic>> {
+        let gdl3 = gdl_check::knows::first_use(&checked.program).is_some();
+        if gdl3 {
+            return Machine::build_knowledge(checked, choice, limits, fast_limits);
+        }
         let fallback = match choice {
             EngineChoice::Fast => {
                 let network = match refusals::recall(checked.text, &fast_limits) {
@@ -90,23 +95,43 @@ impl Machine {
                 })) {
                     Ok(Ok(m)) => return Ok(Machine::Joins(Box::new(m), network)),
                     Ok(Err(BuildError::Invalid(diagnostics))) => return Err(diagnostics),
-                    Ok(Err(BuildError::Unsupported(why))) => {
-                        Some(format!("{network}; with join plans: {why}"))
-                    }
-                    Err(panic) => Some(format!(
-                        "{network}; with join plans: internal error: {}",
-                        panic_message(&*panic)
+                    Ok(Err(BuildError::Unsupported(why))) => Some(both_reasons(&network, &why)),
+                    Err(panic) => Some(both_reasons(
+                        &network,
+                        &format!("internal error: {}", panic_message(&*panic)),
                     )),
                 }
             }
             EngineChoice::Reference => None,
         };
-        if gdl_check::knows::first_use(&checked.program).is_some() {
-            let m = KnowledgeMachine::new(checked, limits, KnowledgeLimits::default())?;
-            return Ok(Machine::Knowledge(Box::new(m), fallback));
-        }
         let m = ReferenceMachine::with_limits(checked, limits)?;
         Ok(Machine::Reference(Box::new(m), fallback))
+    }
+
+    /// The knowledge machine for GDL-III rules: over the fast engine when it is chosen and can
+    /// compile them, else over the reference engine (with the fast engine's reason).
+    fn build_knowledge(
+        checked: &Checked<'_>,
+        choice: EngineChoice,
+        limits: Limits,
+        fast_limits: FastLimits,
+    ) -> std::result::Result<Machine, Vec<Diagnostic>> {
+        let knowledge = KnowledgeLimits::default();
+        let fallback = match choice {
+            EngineChoice::Fast => {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    KnowledgeMachine::fast(checked, fast_limits, knowledge)
+                })) {
+                    Ok(Ok(m)) => return Ok(Machine::Knowledge(Box::new(m), None)),
+                    Ok(Err(BuildError::Invalid(diagnostics))) => return Err(diagnostics),
+                    Ok(Err(BuildError::Unsupported(why))) => Some(why),
+                    Err(panic) => Some(format!("internal error: {}", panic_message(&*panic))),
+                }
+            }
+            EngineChoice::Reference => None,
+        };
+        let m = KnowledgeMachine::new(checked, limits, knowledge)?;
+        Ok(Machine::Knowledge(Box::new(m), fallback))
     }
 
     /// Why the fast engine was asked for and not used (it cannot compile the game), if so.
@@ -136,6 +161,9 @@ impl Machine {
             Machine::Reference(_, None) => "reference engine".into(),
             Machine::Reference(_, Some(reason)) => {
                 format!("reference engine (the fast engine cannot compile this game: {reason})")
+            }
+            Machine::Knowledge(m, None) if m.is_fast() => {
+                "fast engine, over histories (GDL-III)".into()
             }
             Machine::Knowledge(_, None) => "reference engine, over histories (GDL-III)".into(),
             Machine::Knowledge(_, Some(reason)) => format!(
@@ -167,10 +195,12 @@ impl Machine {
         }
     }
 
-    /// The engine's name: `fast` (either tier) or `reference`.
+    /// The engine's name: `fast` (either tier, or the knowledge machine over the fast engine)
+    /// or `reference`.
     pub fn engine_name(&self) -> &'static str {
         match self {
             Machine::Fast(_) | Machine::Joins(..) => "fast",
+            Machine::Knowledge(m, _) if m.is_fast() => "fast",
             Machine::Reference(..) | Machine::Knowledge(..) => "reference",
         }
     }
@@ -226,6 +256,16 @@ fn build_network(
             "internal error: {}",
             panic_message(&*panic)
         ))),
+    }
+}
+
+/// Why neither the network nor the join tier compiles the game: both reasons, or one when they
+/// are the same.
+fn both_reasons(network: &str, joins: &str) -> String {
+    if network == joins {
+        network.to_string()
+    } else {
+        format!("{network}; with join plans: {joins}")
     }
 }
 
@@ -629,6 +669,15 @@ mod tests {
         let reason = late.join_tier().expect("refused");
         assert!(reason.contains("out of time"), "{reason}");
         assert_eq!(refusals::recall(text, &no_time), None);
+    }
+
+    #[test]
+    fn a_reason_both_tiers_give_is_said_once() {
+        assert_eq!(both_reasons("too large", "too large"), "too large");
+        assert_eq!(
+            both_reasons("too large", "unbound"),
+            "too large; with join plans: unbound"
+        );
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! ([`crate::ReferenceMachine`]). A `knows` literal read as an ordinary relation would be always
 //! false (nothing defines it): number guessing would score 0 for every guess, and a `legal`
 //! rule with `knows` would leave a role without moves. They refuse rules that use the keyword,
-//! with this error, before anything is built; the reference engine's machine over histories
-//! ([`crate::KnowledgeMachine`]) reasons them, and [`crate::Machine`] falls back to it.
+//! with this error, before anything is built; the machine over histories
+//! ([`crate::KnowledgeMachine`], over either engine) reasons them, and [`crate::Machine`] builds
+//! it for them.
 
 use std::fmt;
 
@@ -33,16 +34,16 @@ impl KnowsRefused {
     pub fn diagnostic(&self) -> Diagnostic {
         Diagnostic::error(KNOWS_NOT_REASONED, self.span, self.to_string())
             .with_label("GDL-III's `knows`")
-            .with_help("the reference engine reasons GDL-III over histories (`KnowledgeMachine`); see docs/gdl3.md")
+            .with_help("the knowledge machine reasons GDL-III over histories, over either engine (`KnowledgeMachine`); see docs/gdl3.md")
     }
 }
 
 impl fmt::Display for KnowsRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "the rules use GDL-III's `knows`, which the fast engine and the reference \
-             engine's machine over states do not reason: the reference engine's machine \
-             over histories does",
+            "the rules use GDL-III's `knows`, which the fast engine's and the reference \
+             engine's machines over states do not reason: the knowledge machine over \
+             histories does",
         )
     }
 }

@@ -1,9 +1,10 @@
-//! GDL-III's `knows`, reasoned exactly by the reference engine's knowledge machine: replays of
-//! the games of `games-gdl3/`, checked by hand against each game's reading, and the refusals
-//! (the fast engine's, which the facade falls back from; the budget of histories).
+//! GDL-III's `knows`, reasoned exactly by the knowledge machine over either engine: replays of
+//! the games of `games-gdl3/`, checked by hand against each game's reading, on both engines,
+//! and the refusals (the fast engine's machine over states, which the facade builds the
+//! knowledge machine instead of; the budget of histories).
 
-use gdl_reason::fast::BuildError;
 use gdl_reason::fast::joins::{JoinLimits, JoinMachine};
+use gdl_reason::fast::{BuildError, FastLimits};
 use gdl_reason::knowledge::{KnowledgeLimits, MAX_HISTORIES};
 use gdl_reason::reference::Limits;
 use gdl_reason::{
@@ -16,11 +17,20 @@ const MUDDY_CHILDREN: &str = include_str!("../../../games-gdl3/muddy_children.ki
 const CUPS: &str = include_str!("../../../games-gdl3/cups.kif");
 const RUSSIAN_CARDS: &str = include_str!("../../../games-gdl3/russian_cards.kif");
 
-fn machine(text: &str) -> KnowledgeMachine {
-    match KnowledgeMachine::from_text(text) {
+/// The knowledge machine over the reference engine, and the one over the fast engine.
+fn machines(text: &str) -> [KnowledgeMachine; 2] {
+    let reference = match KnowledgeMachine::from_text(text) {
         Ok(m) => m,
         Err(d) => panic!("{d:#?}"),
-    }
+    };
+    let checked = gdl_check::check(text);
+    let fast =
+        match KnowledgeMachine::fast(&checked, FastLimits::default(), KnowledgeLimits::default()) {
+            Ok(m) => m,
+            Err(e) => panic!("the fast engine refused: {e}"),
+        };
+    assert!(fast.is_fast() && !reference.is_fast());
+    [reference, fast]
 }
 
 /// The history after these joint moves (each a move per role, as text).
@@ -69,64 +79,64 @@ fn play_owned(m: &mut KnowledgeMachine, joints: &[Vec<String>]) -> History {
 
 #[test]
 fn number_guessing_pays_for_knowing_the_number_not_for_guessing_it() {
-    let mut m = machine(NUMBER_GUESSING);
-    // The worked example of docs/gdl3.md: 5 chosen; "< 5?" no, "< 7?" yes, "< 6?" yes leave
-    // 5 alone, so the guess of 5 is known; the guesser's class shrinks 8, 4, 2, 1.
-    let asks = ["(ask 5)", "(ask 7)", "(ask 6)"];
-    for (k, size) in [(0, 8), (1, 4), (2, 2), (3, 1)] {
-        let h = play_owned(&mut m, &guessing(5, &asks[..k]));
-        assert_eq!(
-            m.class_size(&h, GUESSER).unwrap(),
-            size,
-            "after {k} questions"
+    for mut m in machines(NUMBER_GUESSING) {
+        // The worked example of docs/gdl3.md: 5 chosen; "< 5?" no, "< 7?" yes, "< 6?" yes leave
+        // 5 alone, so the guess of 5 is known; the guesser's class shrinks 8, 4, 2, 1.
+        let asks = ["(ask 5)", "(ask 7)", "(ask 6)"];
+        for (k, size) in [(0, 8), (1, 4), (2, 2), (3, 1)] {
+            let h = play_owned(&mut m, &guessing(5, &asks[..k]));
+            assert_eq!(
+                m.class_size(&h, GUESSER).unwrap(),
+                size,
+                "after {k} questions"
+            );
+            let atoms = m.knows_atoms(&h).unwrap();
+            let known = texts(&m, &atoms);
+            let knows_five = known.contains(&"(knows guesser (secret 5))".to_string());
+            assert_eq!(knows_five, size == 1, "{known:?}");
+        }
+        let h = play_owned(
+            &mut m,
+            &guessing(5, &["(ask 5)", "(ask 7)", "(ask 6)", "(guess 5)"]),
         );
-        let atoms = m.knows_atoms(&h).unwrap();
-        let known = texts(&m, &atoms);
-        let knows_five = known.contains(&"(knows guesser (secret 5))".to_string());
-        assert_eq!(knows_five, size == 1, "{known:?}");
-    }
-    let h = play_owned(
-        &mut m,
-        &guessing(5, &["(ask 5)", "(ask 7)", "(ask 6)", "(guess 5)"]),
-    );
-    assert!(m.is_terminal(&h).unwrap());
-    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
-    // 1 chosen: "< 2?" yes leaves 1 alone.
-    let h = play_owned(&mut m, &guessing(1, &["(ask 2)", "(guess 1)"]));
-    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
-    // 8 chosen: "< 8?" no leaves 8 alone.
-    let h = play_owned(&mut m, &guessing(8, &["(ask 8)", "(guess 8)"]));
-    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
-    // Two candidates left (5 and 6) and the right guess: lucky, worth 0; so is the wrong one.
-    for (n, guess) in [(5, "(guess 5)"), (6, "(guess 6)"), (5, "(guess 6)")] {
-        let h = play_owned(&mut m, &guessing(n, &["(ask 5)", "(ask 7)", guess]));
         assert!(m.is_terminal(&h).unwrap());
-        assert_eq!(m.goals(&h).unwrap(), [100, 0], "{n} chosen, {guess}");
+        assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+        // 1 chosen: "< 2?" yes leaves 1 alone.
+        let h = play_owned(&mut m, &guessing(1, &["(ask 2)", "(guess 1)"]));
+        assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+        // 8 chosen: "< 8?" no leaves 8 alone.
+        let h = play_owned(&mut m, &guessing(8, &["(ask 8)", "(guess 8)"]));
+        assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+        // Two candidates left (5 and 6) and the right guess: lucky, worth 0; so is the wrong one.
+        for (n, guess) in [(5, "(guess 5)"), (6, "(guess 6)"), (5, "(guess 6)")] {
+            let h = play_owned(&mut m, &guessing(n, &["(ask 5)", "(ask 7)", guess]));
+            assert!(m.is_terminal(&h).unwrap());
+            assert_eq!(m.goals(&h).unwrap(), [100, 0], "{n} chosen, {guess}");
+        }
+        // A guess with no question at all, right by luck: 0.
+        let h = play_owned(&mut m, &guessing(3, &["(guess 3)"]));
+        assert_eq!(m.goals(&h).unwrap(), [100, 0]);
+        // The longest game: five questions, the last one idle, then the guess at the last step;
+        // and five questions with no guess at all, which scores 0.
+        let five = ["(ask 5)", "(ask 7)", "(ask 6)", "(ask 2)", "(guess 5)"];
+        let h = play_owned(&mut m, &guessing(5, &five));
+        assert!(m.is_terminal(&h).unwrap());
+        assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+        let h = play_owned(
+            &mut m,
+            &guessing(5, &["(ask 5)", "(ask 7)", "(ask 6)", "(ask 2)", "(ask 3)"]),
+        );
+        assert!(m.is_terminal(&h).unwrap());
+        assert_eq!(m.goals(&h).unwrap(), [100, 0]);
+        // The largest group of histories of each length: 8 numbers, then the guesser's 16 moves
+        // from each history of its class (8, 4, 2, 1 candidates).
+        assert_eq!(m.histories_per_length(), [1, 8, 128, 64, 32, 16, 16]);
     }
-    // A guess with no question at all, right by luck: 0.
-    let h = play_owned(&mut m, &guessing(3, &["(guess 3)"]));
-    assert_eq!(m.goals(&h).unwrap(), [100, 0]);
-    // The longest game: five questions, the last one idle, then the guess at the last step;
-    // and five questions with no guess at all, which scores 0.
-    let five = ["(ask 5)", "(ask 7)", "(ask 6)", "(ask 2)", "(guess 5)"];
-    let h = play_owned(&mut m, &guessing(5, &five));
-    assert!(m.is_terminal(&h).unwrap());
-    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
-    let h = play_owned(
-        &mut m,
-        &guessing(5, &["(ask 5)", "(ask 7)", "(ask 6)", "(ask 2)", "(ask 3)"]),
-    );
-    assert!(m.is_terminal(&h).unwrap());
-    assert_eq!(m.goals(&h).unwrap(), [100, 0]);
-    // The largest group of histories of each length: 8 numbers, then the guesser's 16 moves
-    // from each history of its class (8, 4, 2, 1 candidates).
-    assert_eq!(m.histories_per_length(), [1, 8, 128, 64, 32, 16, 16]);
 }
 
 /// The round (1 to 3) in which each child first says `know`, for a mud assignment, with every
 /// child's goal at the end.
-fn muddy_rounds(assignment: [&str; 3]) -> ([Option<usize>; 3], Vec<u8>) {
-    let mut m = machine(MUDDY_CHILDREN);
+fn muddy_rounds(mut m: KnowledgeMachine, assignment: [&str; 3]) -> ([Option<usize>; 3], Vec<u8>) {
     let smear = format!(
         "(smear {} {} {})",
         assignment[0], assignment[1], assignment[2]
@@ -171,55 +181,58 @@ fn muddy_children_know_in_the_round_the_puzzle_says() {
         (["muddy", "muddy", "muddy"], [3, 3, 3]),
     ];
     for (assignment, rounds) in cases {
-        let (first, goals) = muddy_rounds(assignment);
-        assert_eq!(first, rounds.map(Some), "{assignment:?}");
-        assert_eq!(goals, all_know, "{assignment:?}");
+        for m in machines(MUDDY_CHILDREN) {
+            let (first, goals) = muddy_rounds(m, assignment);
+            assert_eq!(first, rounds.map(Some), "{assignment:?}");
+            assert_eq!(goals, all_know, "{assignment:?}");
+        }
     }
 }
 
 #[test]
 fn a_claim_is_legal_in_cups_once_the_seeker_knows() {
-    let mut m = machine(CUPS);
-    let seeker = 1;
-    let claims = |m: &mut KnowledgeMachine, h: &History| -> Vec<String> {
-        let legal = m.legal_moves(h, seeker).unwrap();
-        texts(m, &legal)
-            .into_iter()
-            .filter(|t| t.starts_with("(claim"))
-            .collect()
-    };
-    let hidden: &[&str] = &["(hide 2)", "wait"];
-    let h = play(&mut m, &[hidden]);
-    assert!(claims(&mut m, &h).is_empty(), "three candidates");
-    // One wrong cup lifted: two candidates, no claim.
-    let h = play(&mut m, &[hidden, &["noop", "(lift 1)"]]);
-    assert!(claims(&mut m, &h).is_empty(), "two candidates");
-    // Two wrong cups: the coin is under 2, and only that claim is legal.
-    let h = play(
-        &mut m,
-        &[hidden, &["noop", "(lift 1)"], &["noop", "(lift 3)"]],
-    );
-    assert_eq!(claims(&mut m, &h), ["(claim 2)"]);
-    // The right cup at once.
-    let h = play(&mut m, &[hidden, &["noop", "(lift 2)"]]);
-    assert_eq!(claims(&mut m, &h), ["(claim 2)"]);
-    let h = play(
-        &mut m,
-        &[hidden, &["noop", "(lift 2)"], &["noop", "(claim 2)"]],
-    );
-    assert!(m.is_terminal(&h).unwrap());
-    assert_eq!(m.goals(&h).unwrap(), [100, 100]);
-    // Three steps of lifts without a claim: the game's longest histories.
-    let lifts: &[&[&str]] = &[
-        hidden,
-        &["noop", "(lift 1)"],
-        &["noop", "(lift 1)"],
-        &["noop", "(lift 1)"],
-    ];
-    let h = play(&mut m, lifts);
-    assert!(m.is_terminal(&h).unwrap());
-    assert_eq!(m.goals(&h).unwrap(), [100, 0]);
-    assert_eq!(m.histories_per_length(), [1, 3, 9, 6, 6]);
+    for mut m in machines(CUPS) {
+        let seeker = 1;
+        let claims = |m: &mut KnowledgeMachine, h: &History| -> Vec<String> {
+            let legal = m.legal_moves(h, seeker).unwrap();
+            texts(m, &legal)
+                .into_iter()
+                .filter(|t| t.starts_with("(claim"))
+                .collect()
+        };
+        let hidden: &[&str] = &["(hide 2)", "wait"];
+        let h = play(&mut m, &[hidden]);
+        assert!(claims(&mut m, &h).is_empty(), "three candidates");
+        // One wrong cup lifted: two candidates, no claim.
+        let h = play(&mut m, &[hidden, &["noop", "(lift 1)"]]);
+        assert!(claims(&mut m, &h).is_empty(), "two candidates");
+        // Two wrong cups: the coin is under 2, and only that claim is legal.
+        let h = play(
+            &mut m,
+            &[hidden, &["noop", "(lift 1)"], &["noop", "(lift 3)"]],
+        );
+        assert_eq!(claims(&mut m, &h), ["(claim 2)"]);
+        // The right cup at once.
+        let h = play(&mut m, &[hidden, &["noop", "(lift 2)"]]);
+        assert_eq!(claims(&mut m, &h), ["(claim 2)"]);
+        let h = play(
+            &mut m,
+            &[hidden, &["noop", "(lift 2)"], &["noop", "(claim 2)"]],
+        );
+        assert!(m.is_terminal(&h).unwrap());
+        assert_eq!(m.goals(&h).unwrap(), [100, 100]);
+        // Three steps of lifts without a claim: the game's longest histories.
+        let lifts: &[&[&str]] = &[
+            hidden,
+            &["noop", "(lift 1)"],
+            &["noop", "(lift 1)"],
+            &["noop", "(lift 1)"],
+        ];
+        let h = play(&mut m, lifts);
+        assert!(m.is_terminal(&h).unwrap());
+        assert_eq!(m.goals(&h).unwrap(), [100, 0]);
+        assert_eq!(m.histories_per_length(), [1, 3, 9, 6, 6]);
+    }
 }
 
 #[test]
@@ -228,40 +241,41 @@ fn russian_cards_are_won_by_the_sum_and_lost_by_a_card() {
     let bob = 2;
     // Alice announces her sum modulo 7 (0 + 1 + 2 = 3): bob learns her hand, so eve's card,
     // and names it; eve learns no card of theirs.
-    let mut m = machine(RUSSIAN_CARDS);
-    let h = play(
-        &mut m,
-        &[deal, &["noop", "(announce_sum 3)", "noop", "noop"]],
-    );
-    let legal = m.legal_moves(&h, bob).unwrap();
-    assert_eq!(texts(&m, &legal), ["(announce_eve 6)", "pass"]);
-    let h = play(
-        &mut m,
-        &[
-            deal,
-            &["noop", "(announce_sum 3)", "noop", "noop"],
-            &["noop", "noop", "(announce_eve 6)", "noop"],
-        ],
-    );
-    assert!(m.is_terminal(&h).unwrap());
-    assert_eq!(m.goals(&h).unwrap(), [100, 100, 100, 0]);
-    // Alice shows card 0: eve knows that alice holds it, and bob cannot tell eve's card.
-    let h = play(
-        &mut m,
-        &[deal, &["noop", "(announce_card 0)", "noop", "noop"]],
-    );
-    let legal = m.legal_moves(&h, bob).unwrap();
-    assert_eq!(texts(&m, &legal), ["pass"]);
-    let h = play(
-        &mut m,
-        &[
-            deal,
-            &["noop", "(announce_card 0)", "noop", "noop"],
-            &["noop", "noop", "pass", "noop"],
-        ],
-    );
-    assert_eq!(m.goals(&h).unwrap(), [100, 0, 0, 100]);
-    assert_eq!(m.histories_per_length(), [1, 140, 560, 60]);
+    for mut m in machines(RUSSIAN_CARDS) {
+        let h = play(
+            &mut m,
+            &[deal, &["noop", "(announce_sum 3)", "noop", "noop"]],
+        );
+        let legal = m.legal_moves(&h, bob).unwrap();
+        assert_eq!(texts(&m, &legal), ["(announce_eve 6)", "pass"]);
+        let h = play(
+            &mut m,
+            &[
+                deal,
+                &["noop", "(announce_sum 3)", "noop", "noop"],
+                &["noop", "noop", "(announce_eve 6)", "noop"],
+            ],
+        );
+        assert!(m.is_terminal(&h).unwrap());
+        assert_eq!(m.goals(&h).unwrap(), [100, 100, 100, 0]);
+        // Alice shows card 0: eve knows that alice holds it, and bob cannot tell eve's card.
+        let h = play(
+            &mut m,
+            &[deal, &["noop", "(announce_card 0)", "noop", "noop"]],
+        );
+        let legal = m.legal_moves(&h, bob).unwrap();
+        assert_eq!(texts(&m, &legal), ["pass"]);
+        let h = play(
+            &mut m,
+            &[
+                deal,
+                &["noop", "(announce_card 0)", "noop", "noop"],
+                &["noop", "noop", "pass", "noop"],
+            ],
+        );
+        assert_eq!(m.goals(&h).unwrap(), [100, 0, 0, 100]);
+        assert_eq!(m.histories_per_length(), [1, 140, 560, 60]);
+    }
 }
 
 /// A random player picking one of 60 numbers at each of three steps: 216,000 histories of
@@ -343,7 +357,7 @@ fn histories_beyond_the_budget_are_refused_naming_it() {
 }
 
 #[test]
-fn the_fast_engine_refuses_knows_and_the_facade_reasons_it_on_histories() {
+fn the_fast_network_refuses_knows_and_the_facade_reasons_it_on_histories() {
     let says_why = |message: &str| {
         assert!(message.contains("`knows`"), "{message}");
         assert!(message.contains("the fast engine"), "{message}");
@@ -370,11 +384,15 @@ fn the_fast_engine_refuses_knows_and_the_facade_reasons_it_on_histories() {
             Err(d) => panic!("{choice:?}: {d:#?}"),
         };
         assert!(matches!(m, Machine::Knowledge(..)), "{choice:?}");
-        assert_eq!(m.engine_name(), "reference");
-        assert_eq!(m.fallback().is_some(), choice == EngineChoice::Fast);
-        if let Some(reason) = m.fallback() {
-            says_why(reason);
-        }
+        // The knowledge layer over the engine chosen: the fast engine compiles the rules
+        // rewritten (`knows` read from the state).
+        let (name, describe) = match choice {
+            EngineChoice::Fast => ("fast", "fast engine, over histories (GDL-III)"),
+            EngineChoice::Reference => ("reference", "reference engine, over histories (GDL-III)"),
+        };
+        assert_eq!(m.engine_name(), name);
+        assert_eq!(m.describe_engine(), describe);
+        assert_eq!(m.fallback(), None);
         // The lucky guess through the facade.
         let mut h = m.initial_state().unwrap();
         for joint in [
@@ -418,29 +436,30 @@ const COIN: &str = "(role random) (role a) (role b)
 
 #[test]
 fn nested_and_common_knowledge_are_reasoned_over_the_classes() {
-    let mut m = machine(COIN);
-    let h = play(&mut m, &[&["(pick 1)", "noop", "noop"]]);
-    let atoms = m.knows_atoms(&h).unwrap();
-    let known = texts(&m, &atoms);
-    // a saw the coin; b cannot tell 1 from 2, yet knows that a knows it, and that is common
-    // knowledge; that the coin is 1 is neither known to b nor common.
-    for atom in [
-        "(knows a (coin 1))",
-        "(knows b a_knows_coin)",
-        "(knows a_knows_coin)",
-    ] {
-        assert!(known.contains(&atom.to_string()), "{atom}: {known:?}");
+    for mut m in machines(COIN) {
+        let h = play(&mut m, &[&["(pick 1)", "noop", "noop"]]);
+        let atoms = m.knows_atoms(&h).unwrap();
+        let known = texts(&m, &atoms);
+        // a saw the coin; b cannot tell 1 from 2, yet knows that a knows it, and that is common
+        // knowledge; that the coin is 1 is neither known to b nor common.
+        for atom in [
+            "(knows a (coin 1))",
+            "(knows b a_knows_coin)",
+            "(knows a_knows_coin)",
+        ] {
+            assert!(known.contains(&atom.to_string()), "{atom}: {known:?}");
+        }
+        for atom in [
+            "(knows b (coin 1))",
+            "(knows b (knows a (coin 1)))",
+            "(knows (coin 1))",
+        ] {
+            assert!(!known.contains(&atom.to_string()), "{atom}: {known:?}");
+        }
+        assert_eq!(m.class_size(&h, 1).unwrap(), 1);
+        assert_eq!(m.class_size(&h, 2).unwrap(), 2);
+        assert_eq!(m.goals(&h).unwrap(), [0, 100, 0]);
     }
-    for atom in [
-        "(knows b (coin 1))",
-        "(knows b (knows a (coin 1)))",
-        "(knows (coin 1))",
-    ] {
-        assert!(!known.contains(&atom.to_string()), "{atom}: {known:?}");
-    }
-    assert_eq!(m.class_size(&h, 1).unwrap(), 1);
-    assert_eq!(m.class_size(&h, 2).unwrap(), 2);
-    assert_eq!(m.goals(&h).unwrap(), [0, 100, 0]);
 }
 
 /// Every history of the game by brute force through the machine's own answers (legal moves,
@@ -477,18 +496,31 @@ fn agrees_with_brute_force(
     rel: &str,
     holds: impl Fn(&[String]) -> Vec<String>,
 ) -> (usize, usize) {
-    let mut m = machine(text);
-    let all = every_history(&mut m);
+    let mut counts = Vec::new();
+    for mut m in machines(text) {
+        counts.push(brute_force_on(&mut m, knowers, rel, &holds));
+    }
+    assert_eq!(counts[0], counts[1], "the two engines");
+    counts[0]
+}
+
+fn brute_force_on(
+    m: &mut KnowledgeMachine,
+    knowers: &[usize],
+    rel: &str,
+    holds: &impl Fn(&[String]) -> Vec<String>,
+) -> (usize, usize) {
+    let all = every_history(m);
     let mut knowing = 0;
     for (h, seen) in &all {
         let atoms = m.knows_atoms(h).unwrap();
-        let known = texts(&m, &atoms);
+        let known = texts(m, &atoms);
         for &r in knowers {
             let role = m.terms().text(m.symbols(), m.roles()[r]);
             let mut expected: Option<Vec<String>> = None;
             for (other, other_seen) in &all {
                 if other.moves().len() == h.moves().len() && other_seen[r] == seen[r] {
-                    let here = holds(&texts(&m, &m.fluents(other)));
+                    let here = holds(&texts(m, &m.fluents(other)));
                     expected = Some(match expected {
                         None => here,
                         Some(e) => e.into_iter().filter(|p| here.contains(p)).collect(),

@@ -28,6 +28,7 @@ mod decompose;
 mod demand;
 mod ground;
 pub mod joins;
+pub(crate) mod knows;
 mod lanes;
 mod net;
 mod normal;
@@ -455,14 +456,22 @@ impl FastMachine {
         checked: &Checked<'_>,
         limits: FastLimits,
     ) -> std::result::Result<FastMachine, BuildError> {
-        let started = Instant::now();
         let blocking: Vec<Diagnostic> = checked.blocking_errors().cloned().collect();
         if !blocking.is_empty() {
             return Err(BuildError::Invalid(blocking));
         }
         crate::gdl3::KnowsRefused::check(&checked.program)
             .map_err(|e| BuildError::Unsupported(e.to_string()))?;
-        let program = &checked.program;
+        FastMachine::build_program(&checked.program, limits)
+    }
+
+    /// Builds the machine for a program without blocking errors (checked, or rewritten from
+    /// one: [`knows`]).
+    fn build_program(
+        program: &gdl_check::program::Program,
+        limits: FastLimits,
+    ) -> std::result::Result<FastMachine, BuildError> {
+        let started = Instant::now();
         let mut store = TermStore::new();
         let roles = roles_of(program, &mut store);
         let ground_limits = ground::Limits {

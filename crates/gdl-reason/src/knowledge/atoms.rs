@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
+use super::engine::{PerHistory, St};
 use crate::machine::{ReasonError, Result, StateMachine};
-use crate::reference::ReferenceMachine;
 use crate::terms::TermId;
 
 use super::layer::Layer;
@@ -22,12 +22,17 @@ use super::specs::{Knower, Known, Spec};
 type PerSpec = Vec<Vec<Vec<TermId>>>;
 
 /// Computes `knows` for every history of `layer`.
-pub(crate) fn compute(m: &mut ReferenceMachine, layer: &mut Layer, specs: &[Spec]) -> Result<()> {
+pub(crate) fn compute<E: PerHistory>(
+    m: &mut E,
+    layer: &mut Layer<St<E>>,
+    specs: &[Spec],
+) -> Result<()> {
     let knows_symbol = {
         let id = m
+            .m()
             .intern(gdl_syntax::gdl3::KNOWS)
             .map_err(|e| ReasonError::Invalid(e.to_string()))?;
-        m.terms().symbol(id)
+        m.m_ref().terms().symbol(id)
     };
     let all: Vec<usize> = (0..layer.class_counts.len()).collect();
     let components = components(layer, &all);
@@ -35,7 +40,7 @@ pub(crate) fn compute(m: &mut ReferenceMachine, layer: &mut Layer, specs: &[Spec
         e.knows = Arc::new([]);
     }
     let mut atoms: PerSpec = vec![vec![Vec::new(); layer.entries.len()]; specs.len()];
-    let round = |m: &mut ReferenceMachine, layer: &Layer, atoms: &PerSpec, base: bool| {
+    let round = |m: &mut E, layer: &Layer<St<E>>, atoms: &PerSpec, base: bool| {
         let mut next = atoms.clone();
         for (i, spec) in specs.iter().enumerate() {
             if spec.is_base() == base {
@@ -64,7 +69,7 @@ pub(crate) fn compute(m: &mut ReferenceMachine, layer: &mut Layer, specs: &[Spec
 }
 
 /// Gives each history the union of its atoms of every spec.
-fn set(layer: &mut Layer, atoms: &PerSpec) {
+fn set<S>(layer: &mut Layer<S>, atoms: &PerSpec) {
     for (h, e) in layer.entries.iter_mut().enumerate() {
         let mut all: Vec<TermId> = atoms.iter().flat_map(|a| a[h].iter().copied()).collect();
         all.sort_unstable();
@@ -75,9 +80,9 @@ fn set(layer: &mut Layer, atoms: &PerSpec) {
 
 /// For each history, the atoms of `known` that hold after it (sorted), with the history's
 /// `knows` atoms as they stand.
-fn candidates(
-    m: &mut ReferenceMachine,
-    layer: &Layer,
+fn candidates<E: PerHistory>(
+    m: &mut E,
+    layer: &Layer<St<E>>,
     known: Known,
     atoms: &PerSpec,
 ) -> Result<Vec<Vec<TermId>>> {
@@ -86,8 +91,8 @@ fn candidates(
         let mut atoms = match known {
             Known::Nothing => Vec::new(),
             Known::Relation { rel, .. } => {
-                m.set_knowledge(e.knows.clone());
-                m.tuples(&e.state, rel)?
+                let at = m.knowing(&e.state, &e.knows)?;
+                m.tuples(&at, rel)?
             }
             Known::Knows(inner) => atoms[inner][h].clone(),
         };
@@ -98,9 +103,9 @@ fn candidates(
 }
 
 /// The `knows` atoms of `spec` after each history, sorted.
-fn known(
-    m: &mut ReferenceMachine,
-    layer: &Layer,
+fn known<E: PerHistory, S>(
+    m: &mut E,
+    layer: &Layer<S>,
     components: &[u32],
     spec: Spec,
     candidates: &[Vec<TermId>],
@@ -108,7 +113,7 @@ fn known(
 ) -> Vec<Vec<TermId>> {
     let roles: Vec<usize> = match spec.knower {
         Knower::Role(r) => vec![r],
-        Knower::Every => (0..m.roles().len()).collect(),
+        Knower::Every => (0..m.m_ref().roles().len()).collect(),
         Knower::Common => vec![usize::MAX],
         Knower::Nobody => Vec::new(),
     };
@@ -122,7 +127,7 @@ fn known(
             (classes, layer.class_counts[r] as usize)
         };
         let shared = intersections(&group, groups, candidates);
-        let role = (r != usize::MAX).then(|| m.roles()[r]);
+        let role = (r != usize::MAX).then(|| m.m_ref().roles()[r]);
         let store = m.store_mut();
         for (h, &g) in group.iter().enumerate() {
             for &p in &shared[g as usize] {
@@ -154,7 +159,7 @@ fn intersections(group: &[u32], groups: usize, candidates: &[Vec<TermId>]) -> Ve
 
 /// The component of each history: histories joined when one of `roles` cannot tell them apart,
 /// transitively (union-find), numbered from 0.
-pub(crate) fn components(layer: &Layer, roles: &[usize]) -> Vec<u32> {
+pub(crate) fn components<S>(layer: &Layer<S>, roles: &[usize]) -> Vec<u32> {
     let n = layer.entries.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {

@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::engine::{PerHistory, St};
 use crate::machine::{ReasonError, Result, StateMachine};
-use crate::reference::{ReferenceMachine, ReferenceState};
 use crate::terms::TermId;
 
-/// One history.
+/// One history, its state of type `S` (without its `knows` atoms: [`PerHistory::bare`]).
 #[derive(Clone, Debug)]
-pub(crate) struct Entry {
+pub(crate) struct Entry<S> {
     /// The joint moves, one after the other (roles × length terms).
     pub moves: Arc<[TermId]>,
-    pub state: ReferenceState,
+    pub state: S,
     /// For each role, the number of its class: histories of this length with the same number
     /// for a role are those it cannot tell apart.
     pub classes: Vec<u32>,
@@ -28,9 +28,8 @@ pub(crate) struct Entry {
 type Classes = FxHashMap<(u32, TermId, Vec<TermId>), u32>;
 
 /// Histories of one length.
-#[derive(Debug, Default)]
-pub(crate) struct Layer {
-    pub entries: Vec<Entry>,
+pub(crate) struct Layer<S> {
+    pub entries: Vec<Entry<S>>,
     /// For each role, how many classes it has.
     pub class_counts: Vec<u32>,
     /// Entries by their moves.
@@ -63,12 +62,20 @@ impl From<TooManyHistories> for ReasonError {
     }
 }
 
-impl Layer {
+impl<S: Clone> Layer<S> {
+    fn empty() -> Layer<S> {
+        Layer {
+            entries: Vec::new(),
+            class_counts: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+
     /// The histories of length 0: the initial state alone (knowledge still to compute).
-    pub fn initial(state: ReferenceState, roles: usize) -> Layer {
+    pub fn initial(state: S, roles: usize) -> Layer<S> {
         let mut layer = Layer {
             class_counts: vec![1; roles],
-            ..Layer::default()
+            ..Layer::empty()
         };
         layer.push(Entry {
             moves: Arc::new([]),
@@ -79,38 +86,43 @@ impl Layer {
         layer
     }
 
-    fn push(&mut self, entry: Entry) {
+    fn push(&mut self, entry: Entry<S>) {
         self.index.insert(entry.moves.clone(), self.entries.len());
         self.entries.push(entry);
     }
 
     /// The histories one step longer: each history of this layer (with its knowledge computed)
     /// that is `kept` and not terminal, by each joint legal move. More than `budget` is an error.
-    pub fn expand(
+    pub fn expand<E>(
         &self,
-        m: &mut ReferenceMachine,
+        e: &mut E,
         kept: impl Fn(usize) -> bool,
         length: usize,
         budget: usize,
-    ) -> Result<Layer> {
-        let roles = m.roles().len();
-        let sees = m.has_sees();
-        let mut next = Layer::default();
+    ) -> Result<Layer<S>>
+    where
+        E: PerHistory,
+        E::M: StateMachine<State = S>,
+    {
+        let roles = e.m_ref().roles().len();
+        let sees = e.m_ref().has_sees();
+        let mut next = Layer::empty();
         let mut classes: Vec<Classes> = vec![FxHashMap::default(); roles];
         for (_, entry) in self.entries.iter().enumerate().filter(|&(i, _)| kept(i)) {
-            m.set_knowledge(entry.knows.clone());
-            if m.is_terminal(&entry.state)? {
+            let at: St<E> = e.knowing(&entry.state, &entry.knows)?;
+            if e.m().is_terminal(&at)? {
                 continue;
             }
-            for joint in m.joint_moves(&entry.state)? {
+            for joint in e.m().joint_moves(&at)? {
                 if next.entries.len() == budget {
                     return Err(TooManyHistories { length, budget }.into());
                 }
-                let state = m.next_state(&entry.state, &joint)?;
+                let state = e.m().next_state(&at, &joint)?;
+                let state = e.bare(state);
                 let mut of_roles = Vec::with_capacity(roles);
                 for (r, by_key) in classes.iter_mut().enumerate() {
                     let seen = if sees {
-                        m.percepts(&entry.state, &joint, r)?
+                        e.m().percepts(&at, &joint, r)?
                     } else {
                         Vec::new()
                     };

@@ -1,4 +1,4 @@
-//! GDL-III's `knows`, reasoned exactly by the reference engine: a machine over histories.
+//! GDL-III's `knows`, reasoned exactly over histories, by either engine.
 //!
 //! A state of the [`KnowledgeMachine`] is a history (the joint moves from the initial state, and
 //! the state they lead to). The machine keeps, length by length, groups of histories of legal
@@ -11,10 +11,15 @@
 //! them, lies inside one group: the knowledge computed within a group is that over every
 //! history of the length, and a group holds only the histories that can matter.
 //! A question about a history (legal moves, next state, percepts, goals, terminal) is the
-//! reference engine's question about its state, with its `knows` atoms given as the tuples of
-//! `knows/1` and `knows/2`, as the fluents are of `true`. docs/gdl3.md describes the design.
+//! engine's question about its state with its `knows` atoms ([`engine::PerHistory`]): the
+//! reference engine gives them as the tuples of `knows/1` and `knows/2`, as the fluents are of
+//! `true`; the fast engine sets them as fluents of its network, compiled from the rules
+//! rewritten ([`crate::fast::knows`]). The layer ([`core`]) is the same over both.
+//! docs/gdl3.md describes the design.
 
 mod atoms;
+mod core;
+mod engine;
 mod layer;
 mod specs;
 
@@ -23,13 +28,14 @@ use std::sync::Arc;
 use gdl_check::{Checked, Symbols};
 use gdl_syntax::Diagnostic;
 
-use self::layer::Layer;
+use self::core::Core;
+use self::engine::PerHistory;
 pub use self::layer::TooManyHistories;
-use self::specs::{Knower, Spec};
-use crate::machine::{ReasonError, Result, RoleIndex, StateMachine, check_joint};
+use crate::fast::knows::FastKnowing;
+use crate::fast::{BuildError, FastLimits, FastState};
+use crate::machine::{Result, RoleIndex, StateMachine};
 use crate::reference::{Limits, ReferenceMachine, ReferenceState};
 use crate::terms::{TermError, TermId, TermStore};
-use rustc_hash::FxHashMap;
 
 /// The knowledge machine's budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +60,14 @@ impl Default for KnowledgeLimits {
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct History {
     moves: Arc<[TermId]>,
-    state: ReferenceState,
+    state: HistoryState,
+}
+
+/// The state a history leads to, in the engine of its machine (without its `knows` atoms).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum HistoryState {
+    Reference(ReferenceState),
+    Fast(FastState),
 }
 
 impl History {
@@ -62,34 +75,38 @@ impl History {
     pub fn moves(&self) -> &[TermId] {
         &self.moves
     }
-
-    pub fn state(&self) -> &ReferenceState {
-        &self.state
-    }
 }
 
-/// Histories of one length, with the components of the knowers (the roles the rules ask about)
-/// and the groups one step longer made of their extensions.
-struct Group {
-    layer: Layer,
-    components: Vec<u32>,
-    children: FxHashMap<u32, usize>,
+/// The engine that answers for each history.
+enum Engine {
+    Reference(Box<Core<ReferenceMachine>>),
+    Fast(Box<Core<FastKnowing>>),
 }
 
-/// The reference engine over histories, for rules with `knows`.
+/// A machine over histories, for rules with `knows`: the knowledge layer over the reference
+/// engine ([`KnowledgeMachine::new`]) or over the fast engine ([`KnowledgeMachine::fast`]).
 pub struct KnowledgeMachine {
-    inner: ReferenceMachine,
-    specs: Vec<Spec>,
-    /// The roles the rules ask about the knowledge of.
-    knowers: Vec<usize>,
-    /// The groups computed so far, the initial one first, each with its length.
-    groups: Vec<(usize, Group)>,
-    limits: KnowledgeLimits,
+    engine: Engine,
+}
+
+macro_rules! core {
+    ($self:expr, $c:ident => $e:expr) => {
+        match &$self.engine {
+            Engine::Reference($c) => $e,
+            Engine::Fast($c) => $e,
+        }
+    };
+    (mut $self:expr, $c:ident => $e:expr) => {
+        match &mut $self.engine {
+            Engine::Reference($c) => $e,
+            Engine::Fast($c) => $e,
+        }
+    };
 }
 
 impl KnowledgeMachine {
-    /// Builds the machine for a checked description (with `knows` or not), or returns the
-    /// errors that leave it without an agreed meaning.
+    /// Builds the machine over the reference engine for a checked description (with `knows`
+    /// or not), or returns the errors that leave it without an agreed meaning.
     pub fn new(
         checked: &Checked<'_>,
         limits: Limits,
@@ -101,26 +118,28 @@ impl KnowledgeMachine {
         }
         let mut inner = ReferenceMachine::build_checked(checked, limits)?;
         let specs = specs::specs(&checked.program, &checked.graph, &mut inner);
-        let roles = inner.roles().len();
-        let knowers = (0..roles)
-            .filter(|&r| {
-                specs.iter().any(|s| match s.knower {
-                    Knower::Role(k) => k == r,
-                    Knower::Every | Knower::Common => true,
-                    Knower::Nobody => false,
-                })
-            })
-            .collect();
         Ok(KnowledgeMachine {
-            inner,
-            specs,
-            knowers,
-            groups: Vec::new(),
-            limits: knowledge,
+            engine: Engine::Reference(Box::new(Core::new(inner, specs, knowledge))),
         })
     }
 
-    /// Parses and checks `text`, then builds the machine with the default budgets.
+    /// Builds the machine over the fast engine: its network compiled from the rules with each
+    /// `knows` literal read from the state (see [`crate::fast::knows`]). `Unsupported` where the
+    /// fast engine cannot compile them (with the reason); then [`KnowledgeMachine::new`].
+    pub fn fast(
+        checked: &Checked<'_>,
+        limits: FastLimits,
+        knowledge: KnowledgeLimits,
+    ) -> std::result::Result<KnowledgeMachine, BuildError> {
+        let mut inner = FastKnowing::new(checked, limits)?;
+        let specs = specs::specs(&checked.program, &checked.graph, &mut inner.machine);
+        Ok(KnowledgeMachine {
+            engine: Engine::Fast(Box::new(Core::new(inner, specs, knowledge))),
+        })
+    }
+
+    /// Parses and checks `text`, then builds the machine over the reference engine with the
+    /// default budgets.
     pub fn from_text(text: &str) -> std::result::Result<KnowledgeMachine, Vec<Diagnostic>> {
         KnowledgeMachine::new(
             &gdl_check::check(text),
@@ -129,120 +148,42 @@ impl KnowledgeMachine {
         )
     }
 
-    /// The reference engine's budgets for every question.
-    pub fn set_limits(&mut self, limits: Limits) {
-        self.inner.set_limits(limits);
+    /// Whether the fast engine answers for each history (else the reference engine).
+    pub fn is_fast(&self) -> bool {
+        matches!(self.engine, Engine::Fast(_))
     }
 
-    /// A deadline for every following question (see [`ReferenceMachine::set_until`]).
+    /// The reference engine's budgets for every question (the fast engine has none per
+    /// question).
+    pub fn set_limits(&mut self, limits: Limits) {
+        if let Engine::Reference(c) = &mut self.engine {
+            c.inner.set_limits(limits);
+        }
+    }
+
+    /// A deadline for every following question of the reference engine (see
+    /// [`ReferenceMachine::set_until`]); the fast engine answers a question in one propagation.
     pub fn set_until(&mut self, until: Option<std::time::Instant>) {
-        self.inner.set_until(until);
+        if let Engine::Reference(c) = &mut self.engine {
+            c.inner.set_until(until);
+        }
     }
 
     /// For each length computed so far (from 0), the most histories a group of it holds: the
     /// cost of knowledge at that length.
     pub fn histories_per_length(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for (length, group) in &self.groups {
-            if out.len() <= *length {
-                out.resize(length + 1, 0);
-            }
-            out[*length] = out[*length].max(group.layer.entries.len());
-        }
-        out
+        core!(self, c => c.histories_per_length())
     }
 
     /// The `knows` atoms that hold after `history`, as terms (`(knows R P)`, `(knows P)`).
     pub fn knows_atoms(&mut self, history: &History) -> Result<Vec<TermId>> {
-        let (g, i) = self.find(history)?;
-        Ok(self.groups[g].1.layer.entries[i].knows.to_vec())
+        core!(mut self, c => c.knows_atoms(history))
     }
 
     /// How many histories `role`, one the rules ask the knowledge of, cannot tell from
     /// `history` (itself included).
     pub fn class_size(&mut self, history: &History, role: RoleIndex) -> Result<usize> {
-        crate::machine::role_term(self.inner.roles(), role)?;
-        if !self.knowers.contains(&role) {
-            return Err(ReasonError::BadRequest(format!(
-                "the rules never ask what role number {role} knows: its classes are not kept"
-            )));
-        }
-        let (g, i) = self.find(history)?;
-        let layer = &self.groups[g].1.layer;
-        let class = layer.entries[i].classes[role];
-        Ok(layer
-            .entries
-            .iter()
-            .filter(|e| e.classes[role] == class)
-            .count())
-    }
-
-    /// The initial group, made when first needed.
-    fn initial_group(&mut self) -> Result<()> {
-        if self.groups.is_empty() {
-            let s0 = self.inner.initial_state()?;
-            let layer = Layer::initial(s0, self.inner.roles().len());
-            self.push_group(0, layer)?;
-        }
-        Ok(())
-    }
-
-    /// Computes the knowledge of a new group; its index.
-    fn push_group(&mut self, length: usize, mut layer: Layer) -> Result<usize> {
-        atoms::compute(&mut self.inner, &mut layer, &self.specs)?;
-        let components = atoms::components(&layer, &self.knowers);
-        self.groups.push((
-            length,
-            Group {
-                layer,
-                components,
-                children: FxHashMap::default(),
-            },
-        ));
-        Ok(self.groups.len() - 1)
-    }
-
-    /// The group and index of `history`, computing the groups along it.
-    fn find(&mut self, history: &History) -> Result<(usize, usize)> {
-        self.initial_group()?;
-        let width = self.inner.roles().len().max(1);
-        let (mut g, mut i) = (0, 0);
-        for length in 1..=history.moves.len() / width {
-            let component = self.groups[g].1.components[i];
-            let child = match self.groups[g].1.children.get(&component) {
-                Some(&child) => child,
-                None => {
-                    let group = &self.groups[g].1;
-                    let layer = group.layer.expand(
-                        &mut self.inner,
-                        |h| group.components[h] == component,
-                        length,
-                        self.limits.max_histories,
-                    )?;
-                    let child = self.push_group(length, layer)?;
-                    self.groups[g].1.children.insert(component, child);
-                    child
-                }
-            };
-            let prefix = &history.moves[..length * width];
-            let Some(&index) = self.groups[child].1.layer.index.get(prefix) else {
-                return Err(ReasonError::BadRequest(
-                    "this history is not one of legal joint moves from the initial state, \
-                     or it goes on after a terminal state: knowledge is not defined after it"
-                        .into(),
-                ));
-            };
-            (g, i) = (child, index);
-        }
-        Ok((g, i))
-    }
-
-    /// Sets the inner machine's `knows` tuples to those of `history`.
-    fn at(&mut self, history: &History) -> Result<()> {
-        let (g, i) = self.find(history)?;
-        let knows = self.groups[g].1.layer.entries[i].knows.clone();
-        self.inner.set_knowledge(knows);
-        Ok(())
+        core!(mut self, c => c.class_size(history, role))
     }
 }
 
@@ -250,67 +191,62 @@ impl StateMachine for KnowledgeMachine {
     type State = History;
 
     fn roles(&self) -> &[TermId] {
-        self.inner.roles()
+        core!(self, c => c.inner.m_ref().roles())
     }
 
     fn terms(&self) -> &TermStore {
-        self.inner.terms()
+        core!(self, c => c.inner.m_ref().terms())
     }
 
     fn symbols(&self) -> &Symbols {
-        self.inner.symbols()
+        core!(self, c => c.inner.m_ref().symbols())
     }
 
     fn intern(&mut self, text: &str) -> std::result::Result<TermId, TermError> {
-        self.inner.intern(text)
+        core!(mut self, c => c.inner.m().intern(text))
     }
 
     fn initial_state(&mut self) -> Result<History> {
-        self.initial_group()?;
-        let state = self.groups[0].1.layer.entries[0].state.clone();
-        Ok(History {
-            moves: Arc::new([]),
-            state,
-        })
+        core!(mut self, c => c.initial_state())
     }
 
     fn fluents(&self, history: &History) -> Vec<TermId> {
-        history.state.fluents().to_vec()
+        core!(self, c => c.fluents(history))
     }
 
     fn legal_moves(&mut self, history: &History, role: RoleIndex) -> Result<Vec<TermId>> {
-        self.at(history)?;
-        self.inner.legal_moves(&history.state, role)
+        core!(mut self, c => c.legal_moves(history, role))
     }
 
     fn next_state(&mut self, history: &History, joint: &[TermId]) -> Result<History> {
-        check_joint(self.inner.roles(), joint)?;
-        self.at(history)?;
-        let state = self.inner.next_state(&history.state, joint)?;
-        let moves = history.moves.iter().chain(joint).copied().collect();
-        Ok(History { moves, state })
+        core!(mut self, c => c.next_state(history, joint))
     }
 
     fn is_terminal(&mut self, history: &History) -> Result<bool> {
-        self.at(history)?;
-        self.inner.is_terminal(&history.state)
+        core!(mut self, c => c.is_terminal(history))
     }
 
     fn goal_values(&mut self, history: &History, role: RoleIndex) -> Result<Vec<TermId>> {
-        self.at(history)?;
-        self.inner.goal_values(&history.state, role)
+        core!(mut self, c => c.goal_values(history, role))
     }
 
     fn base_fluents(&mut self) -> Result<Option<Vec<TermId>>> {
-        self.inner.base_fluents()
+        let mut all = core!(mut self, c => c.inner.m().base_fluents())?;
+        if let (Some(fluents), Engine::Fast(c)) = (&mut all, &self.engine) {
+            // Without the `knows` fluents of the rewrite.
+            let knows = c.inner.knows_symbol();
+            let store = c.inner.m_ref().terms();
+            fluents.retain(|&f| store.is_constant(f) || Some(store.symbol(f)) != knows);
+        }
+        Ok(all)
     }
 
     fn input_moves(&mut self, role: RoleIndex) -> Result<Option<Vec<TermId>>> {
-        self.inner.input_moves(role)
+        core!(mut self, c => c.inner.m().input_moves(role))
     }
 
     fn has_sees(&self) -> bool {
-        self.inner.has_sees()
+        core!(self, c => c.inner.m_ref().has_sees())
     }
 
     fn percepts(
@@ -319,7 +255,6 @@ impl StateMachine for KnowledgeMachine {
         joint: &[TermId],
         role: RoleIndex,
     ) -> Result<Vec<TermId>> {
-        self.at(history)?;
-        self.inner.percepts(&history.state, joint, role)
+        core!(mut self, c => c.percepts(history, joint, role))
     }
 }

@@ -8,7 +8,6 @@ use gdl_check::{Graph, Program, RelId};
 use gdl_syntax::gdl3::KNOWS;
 
 use crate::machine::StateMachine;
-use crate::reference::ReferenceMachine;
 use crate::terms::TermId;
 
 /// Who knows.
@@ -54,7 +53,11 @@ impl Spec {
 }
 
 /// Every spec of the program, each once.
-pub(crate) fn specs(program: &Program, graph: &Graph, machine: &mut ReferenceMachine) -> Vec<Spec> {
+pub(crate) fn specs(
+    program: &Program,
+    graph: &Graph,
+    machine: &mut impl StateMachine,
+) -> Vec<Spec> {
     let knows_rels: Vec<RelId> = (0..program.relations.len() as RelId)
         .filter(|&r| is_knows(program, r))
         .collect();
@@ -85,7 +88,7 @@ impl Site<'_> {
     /// Adds the spec of `(knows role proposition)`, after those nested in it; its index.
     fn add(
         &self,
-        machine: &mut ReferenceMachine,
+        machine: &mut impl StateMachine,
         out: &mut Vec<Spec>,
         role: Option<&Term>,
         proposition: &Term,
@@ -108,7 +111,7 @@ impl Site<'_> {
     }
 }
 
-fn knower(program: &Program, machine: &mut ReferenceMachine, role: Option<&Term>) -> Knower {
+fn knower(program: &Program, machine: &mut impl StateMachine, role: Option<&Term>) -> Knower {
     match role {
         None => Knower::Common,
         Some(Term::Var(_)) => Knower::Every,
