@@ -187,9 +187,11 @@ async fn tokens(backend: Backend) {
 /// Every page reachable from the start page, following links within the site.
 async fn crawl(s: &Site, cookie: &str) -> Vec<(String, String)> {
     let mut seen = std::collections::BTreeSet::new();
-    let mut queue = vec!["/".to_string()];
+    // Breadth first: the pages a link from the dashboard reaches are crawled before the cap,
+    // however many pages of games, tags and matches lie deeper.
+    let mut queue = std::collections::VecDeque::from(["/".to_string()]);
     let mut pages = Vec::new();
-    while let Some(path) = queue.pop() {
+    while let Some(path) = queue.pop_front() {
         if !seen.insert(path.clone()) || seen.len() > 400 {
             continue;
         }
@@ -204,7 +206,7 @@ async fn crawl(s: &Site, cookie: &str) -> Vec<(String, String)> {
                 && !link.ends_with(".json")
                 && !link.contains("rules.kif")
             {
-                queue.push(link);
+                queue.push_back(link);
             }
         }
         pages.push((path, a.body));
