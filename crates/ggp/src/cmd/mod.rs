@@ -246,7 +246,7 @@ fn refusal_reason(diagnostics: &[gdl_syntax::Diagnostic]) -> &'static str {
             .iter()
             .all(|d| d.code == gdl_reason::gdl3::KNOWS_NOT_REASONED)
     {
-        "the rules use GDL-III's `knows`, which this engine does not reason (the reference engine's machine over histories does: docs/gdl3.md)"
+        "the rules use GDL-III's `knows`, which this engine does not reason over states (the machines over histories do, which `Machine` builds for such rules: docs/gdl3.md)"
     } else {
         "the description has errors that leave it without an agreed meaning (see `ggp check`)"
     }
