@@ -161,7 +161,6 @@ def main():
         server = subprocess.Popen(
             [args.ggp, "serve", "--addr", "127.0.0.1:0", "--db", os.path.join(tmp, "db.sqlite"),
              "--games", os.path.join(ROOT, "games"), "--games", corpus,
-             *(["--games", os.path.join(ROOT, "games-gdl3")] if "gdl3" in only else []),
              "--admin-token", TOKEN], stderr=subprocess.PIPE, text=True)
         browser = phone = None
         try:

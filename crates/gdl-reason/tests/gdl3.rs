@@ -1,5 +1,5 @@
 //! GDL-III's `knows`, reasoned exactly by the knowledge machine over either engine: replays of
-//! the games of `games-gdl3/`, checked by hand against each game's reading, on both engines,
+//! the games of `games/`, checked by hand against each game's reading, on both engines,
 //! and the refusals (the fast engine's machine over states, which the facade builds the
 //! knowledge machine instead of; the budget of histories).
 
@@ -12,10 +12,10 @@ use gdl_reason::{
     StateMachine,
 };
 
-const NUMBER_GUESSING: &str = include_str!("../../../games-gdl3/number_guessing.kif");
-const MUDDY_CHILDREN: &str = include_str!("../../../games-gdl3/muddy_children.kif");
-const CUPS: &str = include_str!("../../../games-gdl3/cups.kif");
-const RUSSIAN_CARDS: &str = include_str!("../../../games-gdl3/russian_cards.kif");
+const NUMBER_GUESSING: &str = include_str!("../../../games/number_guessing.kif");
+const MUDDY_CHILDREN: &str = include_str!("../../../games/muddy_children.kif");
+const CUPS: &str = include_str!("../../../games/cups.kif");
+const RUSSIAN_CARDS: &str = include_str!("../../../games/russian_cards.kif");
 
 /// The knowledge machine over the reference engine, and the one over the fast engine.
 fn machines(text: &str) -> [KnowledgeMachine; 2] {

@@ -1,6 +1,6 @@
 //! GDL-III on both engines: the knowledge machine over the fast engine (its network compiled
 //! from the rules with `knows` read from the state) against the one over the reference engine,
-//! on 200 seeded random playouts of every game of `games-gdl3/`: at every step the same
+//! on 200 seeded random playouts of every game of `games/`: at every step the same
 //! fluents, terminal, `knows` atoms, legal moves, percepts of the joint move played, and goals
 //! at the end.
 
@@ -16,17 +16,17 @@ use rand::seq::IndexedRandom;
 const GAMES: [(&str, &str); 4] = [
     (
         "number_guessing",
-        include_str!("../../../games-gdl3/number_guessing.kif"),
+        include_str!("../../../games/number_guessing.kif"),
     ),
     (
         "muddy_children",
-        include_str!("../../../games-gdl3/muddy_children.kif"),
+        include_str!("../../../games/muddy_children.kif"),
     ),
     (
         "russian_cards",
-        include_str!("../../../games-gdl3/russian_cards.kif"),
+        include_str!("../../../games/russian_cards.kif"),
     ),
-    ("cups", include_str!("../../../games-gdl3/cups.kif")),
+    ("cups", include_str!("../../../games/cups.kif")),
 ];
 
 const PLAYOUTS: u64 = 200;

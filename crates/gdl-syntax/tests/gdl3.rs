@@ -1,5 +1,5 @@
 //! GDL-III's `knows` through the text layer: the formatter and the infix converters keep both
-//! forms of the keyword, nested or negated, word for word, and so every game of `games-gdl3/`
+//! forms of the keyword, nested or negated, word for word, and so every GDL-III game of `games/`
 //! (which is kept in the canonical layout, as `games/` is).
 
 use std::path::Path;
@@ -63,12 +63,14 @@ fn infix_and_back_keeps_every_knows() {
 
 #[test]
 fn the_games_written_here_survive_formatting_and_infix() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../games-gdl3");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../games");
     let mut games = 0;
     for path in ggp_testdata::kif_files(&dir) {
         let text = std::fs::read_to_string(&path).expect("readable");
         let before = knows_literals(&text);
-        assert!(!before.is_empty(), "{}", path.display());
+        if before.is_empty() {
+            continue;
+        }
         let formatted = gdl_syntax::format_text(&text).expect("formats");
         assert_eq!(
             formatted,

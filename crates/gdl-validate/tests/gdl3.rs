@@ -1,4 +1,4 @@
-//! Validation of the GDL-III games of `games-gdl3/`: the search over classes of bisimilar
+//! Validation of the GDL-III games of `games/`: the search over classes of bisimilar
 //! histories against the search over every history, and what it proves of Russian Cards.
 
 use std::time::Duration;
@@ -8,10 +8,10 @@ use gdl_reason::reference::Limits;
 use gdl_reason::{EngineChoice, KnowledgeMachine, Machine, StateMachine, TermId};
 use gdl_validate::{Options, Property, Report, Verdict, codes};
 
-const CUPS: &str = include_str!("../../../games-gdl3/cups.kif");
-const MUDDY: &str = include_str!("../../../games-gdl3/muddy_children.kif");
-const GUESSING: &str = include_str!("../../../games-gdl3/number_guessing.kif");
-const CARDS: &str = include_str!("../../../games-gdl3/russian_cards.kif");
+const CUPS: &str = include_str!("../../../games/cups.kif");
+const MUDDY: &str = include_str!("../../../games/muddy_children.kif");
+const GUESSING: &str = include_str!("../../../games/number_guessing.kif");
+const CARDS: &str = include_str!("../../../games/russian_cards.kif");
 
 fn options() -> Options {
     Options {

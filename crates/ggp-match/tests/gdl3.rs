@@ -14,19 +14,19 @@ use tokio::net::TcpListener;
 mod common;
 use common::read_request;
 
-const NUMBER_GUESSING: &str = include_str!("../../../games-gdl3/number_guessing.kif");
+const NUMBER_GUESSING: &str = include_str!("../../../games/number_guessing.kif");
 
 const GAMES: [(&str, &str); 4] = [
     ("number_guessing", NUMBER_GUESSING),
     (
         "muddy_children",
-        include_str!("../../../games-gdl3/muddy_children.kif"),
+        include_str!("../../../games/muddy_children.kif"),
     ),
     (
         "russian_cards",
-        include_str!("../../../games-gdl3/russian_cards.kif"),
+        include_str!("../../../games/russian_cards.kif"),
     ),
-    ("cups", include_str!("../../../games-gdl3/cups.kif")),
+    ("cups", include_str!("../../../games/cups.kif")),
 ];
 
 fn config(id: &str, rules: &str, seed: u64) -> MatchConfig {

@@ -861,8 +861,7 @@ async fn a_person_plays_a_gdl3_game_knowing_the_number() {
     };
     let db = temp_db("browser-gdl3.sqlite");
     let games = workspace().join("games").display().to_string();
-    let gdl3 = workspace().join("games-gdl3").display().to_string();
-    let server = spawn_server(&db, &["--games", &games, "--games", &gdl3]);
+    let server = spawn_server(&db, &["--games", &games]);
     let driver = start_driver(&chromedriver);
     let c = browser(&driver, &chromium, (400, 800)).await;
     let (status, created) = api(

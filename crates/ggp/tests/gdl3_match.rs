@@ -1,4 +1,4 @@
-//! `ggp match` plays every GDL-III game of `games-gdl3/` with the built-in players: the manager
+//! `ggp match` plays every GDL-III game of `games/` with the built-in players: the manager
 //! referees over histories (the knowledge machine), the players keep the histories they may
 //! be in, and the match completes with every goal recorded and no error.
 
@@ -24,7 +24,7 @@ fn every_gdl3_game_is_played_to_the_end_by_built_in_players() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gdl3_match");
     std::fs::create_dir_all(&dir).unwrap();
     for (k, (name, seats)) in GAMES.into_iter().enumerate() {
-        let game = format!("games-gdl3/{name}.kif");
+        let game = format!("games/{name}.kif");
         let json = dir.join(format!("{name}.json"));
         let mut args = vec![
             "match".to_string(),

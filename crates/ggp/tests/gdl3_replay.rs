@@ -1,4 +1,4 @@
-//! `ggp replay --knowledge` on the GDL-III games of `games-gdl3/`: replays checked by hand
+//! `ggp replay --knowledge` on the GDL-III games of `games/`: replays checked by hand
 //! against each game's reading (the number of histories a role cannot tell apart, the `knows`
 //! atoms that hold, and the goals they decide).
 
@@ -46,7 +46,7 @@ fn goal(line: &Value, role: &str) -> String {
     line["goals"][role][0].as_str().unwrap().to_string()
 }
 
-const GUESSING: &str = "games-gdl3/number_guessing.kif";
+const GUESSING: &str = "games/number_guessing.kif";
 
 #[test]
 fn bisection_determines_the_number_and_the_guess_wins() {
@@ -147,7 +147,7 @@ fn each_muddy_child_knows_at_the_round_the_reading_gives() {
             ));
         }
         let moves: Vec<&str> = moves.iter().map(String::as_str).collect();
-        let lines = replay("games-gdl3/muddy_children.kif", "mud.moves", &moves);
+        let lines = replay("games/muddy_children.kif", "mud.moves", &moves);
         assert_eq!(lines.len(), 5);
         for (c, child) in children.iter().enumerate() {
             let own = format!("(knows {child} (forehead {child} {}))", mud[c]);
@@ -169,7 +169,7 @@ fn each_muddy_child_knows_at_the_round_the_reading_gives() {
 #[test]
 fn a_muddy_child_seeing_two_clean_foreheads_has_one_history_left() {
     let lines = replay(
-        "games-gdl3/muddy_children.kif",
+        "games/muddy_children.kif",
         "alone.moves",
         &[
             "((smear muddy clean clean) noop noop noop)",
@@ -184,7 +184,7 @@ fn a_muddy_child_seeing_two_clean_foreheads_has_one_history_left() {
     assert_eq!(histories(&lines, "carol"), [1, 2, 1]);
 }
 
-const CARDS: &str = "games-gdl3/russian_cards.kif";
+const CARDS: &str = "games/russian_cards.kif";
 
 #[test]
 fn the_modulo_seven_announcement_wins_for_alice_and_bob() {
@@ -272,7 +272,7 @@ fn announcing_a_card_or_not_naming_eves_card_loses() {
 #[test]
 fn the_claim_in_cups_is_legal_once_the_seeker_knows() {
     let lines = replay(
-        "games-gdl3/cups.kif",
+        "games/cups.kif",
         "cups.moves",
         &[
             "((hide 2) wait)",

@@ -414,19 +414,19 @@ fn a_counterexample_directory_that_cannot_be_made_is_refused_before_any_work() {
 fn gdl3_games_are_proved_over_classes_of_histories() {
     let out = ggp(&[
         "validate",
-        "games-gdl3/cups.kif",
-        "games-gdl3/muddy_children.kif",
-        "games-gdl3/number_guessing.kif",
-        "games-gdl3/russian_cards.kif",
+        "games/cups.kif",
+        "games/muddy_children.kif",
+        "games/number_guessing.kif",
+        "games/russian_cards.kif",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     for line in [
-        "games-gdl3/cups.kif: proved well-formed: 37 reachable classes of histories \
+        "games/cups.kif: proved well-formed: 37 reachable classes of histories \
          (standing for 145 histories), 15 terminal, the longest game 4 moves",
-        "games-gdl3/number_guessing.kif: proved well-formed: 4,009 reachable classes of \
+        "games/number_guessing.kif: proved well-formed: 4,009 reachable classes of \
          histories (standing for 599,177 histories), 3,576 terminal, the longest game 6 moves",
-        "games-gdl3/russian_cards.kif: proved well-formed: 1,401 reachable classes of \
+        "games/russian_cards.kif: proved well-formed: 1,401 reachable classes of \
          histories (standing for 1,401 histories), 700 terminal, the longest game 3 moves",
     ] {
         assert!(stdout.contains(line), "{line}\n{stdout}");
@@ -439,7 +439,7 @@ fn gdl3_games_are_proved_over_classes_of_histories() {
         "reference",
         "--format",
         "json",
-        "games-gdl3/muddy_children.kif",
+        "games/muddy_children.kif",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let (_, summary) = json_lines(&out);

@@ -449,7 +449,7 @@ mod tests {
     use crate::game::load;
     use crate::sample::SampleStrategy;
 
-    const GUESSING: &str = include_str!("../../../../games-gdl3/number_guessing.kif");
+    const GUESSING: &str = include_str!("../../../../games/number_guessing.kif");
 
     /// The guesser after waiting, asking "less than 5?" (no), "less than 7?" (yes) and
     /// wasting a question on 1 (no): the number is 5 or 6, and two moves are left.

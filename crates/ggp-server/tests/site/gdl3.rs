@@ -1,4 +1,4 @@
-//! GDL-III in the server: the games of `games-gdl3/` imported and tagged, a match of number
+//! GDL-III in the server: the games of `games/` imported and tagged, a match of number
 //! guessing played by a person through a seat's stream (its answers, then what it knows), and
 //! in muddy children a seat shown only its own knowledge while the admin sees every role's.
 
@@ -10,16 +10,9 @@ on_both!(
     a_gdl3_match_shows_a_seat_its_percepts_and_what_it_knows_on_postgresql
 );
 
-/// A site with the project's games and the GDL-III ones.
+/// A site with the project's games, the GDL-III ones among them.
 async fn gdl3_site(backend: Backend, name: &str) -> Site {
-    let s = site_with(backend, name, |c| Config {
-        games: vec![
-            c.games[0].clone(),
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../games-gdl3"),
-        ],
-        ..c
-    })
-    .await;
+    let s = site(backend, name).await;
     let games = s.get("/api/games").await.json();
     let keys: Vec<&str> = games
         .as_array()
@@ -153,7 +146,7 @@ async fn guess_from_the_stream(s: &Site, id: &str, token: &str) -> Vec<Value> {
 async fn gdl3(backend: Backend) {
     let s = gdl3_site(backend, "gdl3").await;
     let tags = number_guessing_tags(&s).await;
-    for t in ["gdl-ii", "gdl-iii", "reference"] {
+    for t in ["gdl-ii", "gdl-iii", "fast"] {
         assert!(tags.contains(&t.to_string()), "{tags:?}");
     }
     let search = s.get("/api/games?tags=gdl-iii").await.json();
