@@ -46,22 +46,21 @@ pub use explore::thousands;
 pub use histories::{HistoryClass, HistoryClasses};
 pub use render::Rendered;
 
-use gdl_reason::{Machine, ReasonError, RoleIndex, StateMachine};
+use gdl_reason::{Machine, RoleIndex, StateMachine};
 
 /// Validates the game `machine` plays within the budget of `options`: over its states, or, when
 /// its states are histories (GDL-III, [`Subject::knowers`]), over classes of them.
 pub fn validate<M: Subject>(machine: &mut M, options: &Options) -> Report {
     let started = Instant::now();
     match machine.knowers() {
-        Ok(Some(knowers)) => {
+        Some(knowers) => {
             let mut classes =
                 HistoryClasses::new(machine, knowers, options.max_states, started + options.time);
             let mut report = explore::validate(&mut classes, options);
             report.histories = Some(classes.histories());
             report
         }
-        // An error here is met again, and reported, by the search.
-        Ok(None) | Err(_) => explore::validate(machine, options),
+        None => explore::validate(machine, options),
     }
 }
 
@@ -76,28 +75,17 @@ pub trait Subject: StateMachine {
     /// When the machine's states are histories (GDL-III's knowledge machine): the roles whose
     /// knowledge the rules ask, so that the validator searches classes of histories that these
     /// roles' observations make alike ([`HistoryClasses`]); `None` for a machine over states.
-    fn knowers(&mut self) -> Result<Option<Vec<RoleIndex>>, ReasonError> {
-        Ok(None)
+    fn knowers(&mut self) -> Option<Vec<RoleIndex>> {
+        None
     }
 }
 
 impl Subject for gdl_reason::Machine {
-    fn knowers(&mut self) -> Result<Option<Vec<RoleIndex>>, ReasonError> {
-        let Machine::Knowledge(m, _) = self else {
-            return Ok(None);
-        };
-        let initial = m.initial_state()?;
-        let mut knowers = Vec::new();
-        for role in 0..m.roles().len() {
-            // The knowledge machine keeps classes only for the roles the rules ask about, and
-            // refuses the question for the others.
-            match m.class_size(&initial, role) {
-                Ok(_) => knowers.push(role),
-                Err(ReasonError::BadRequest(_)) => {}
-                Err(e) => return Err(e),
-            }
+    fn knowers(&mut self) -> Option<Vec<RoleIndex>> {
+        match self {
+            Machine::Knowledge(m, _) => Some(m.knowers().to_vec()),
+            _ => None,
         }
-        Ok(Some(knowers))
     }
 }
 impl Subject for gdl_reason::FastMachine {}

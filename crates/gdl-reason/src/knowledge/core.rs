@@ -68,6 +68,10 @@ impl<E: PerHistory> Core<E> {
         out
     }
 
+    pub(crate) fn knowers(&self) -> &[usize] {
+        &self.knowers
+    }
+
     pub(crate) fn knows_atoms(&mut self, history: &History) -> Result<Vec<TermId>> {
         let (g, i) = self.find(history)?;
         Ok(self.groups[g].1.layer.entries[i].knows.to_vec())

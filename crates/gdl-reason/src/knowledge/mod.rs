@@ -175,6 +175,13 @@ impl KnowledgeMachine {
         core!(self, c => c.histories_per_length())
     }
 
+    /// The roles whose knowledge the rules ask about (named in a `knows`, or every role when
+    /// one has a variable role or is common knowledge), in order: the machine keeps their
+    /// classes of histories ([`KnowledgeMachine::class_size`]) and no other role's.
+    pub fn knowers(&self) -> &[RoleIndex] {
+        core!(self, c => c.knowers())
+    }
+
     /// The `knows` atoms that hold after `history`, as terms (`(knows R P)`, `(knows P)`).
     pub fn knows_atoms(&mut self, history: &History) -> Result<Vec<TermId>> {
         core!(mut self, c => c.knows_atoms(history))

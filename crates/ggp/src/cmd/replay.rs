@@ -183,14 +183,12 @@ fn replay_knowing<R: rand::Rng>(
     let mut state = machine
         .initial_state()
         .map_err(|error| ReplayError::Reason { step: 0, error })?;
-    let knowers =
-        knowers(machine, &state).map_err(|error| ReplayError::Reason { step: 0, error })?;
     for (number, step) in steps.iter().enumerate() {
         let reason = |error| ReplayError::Reason {
             step: number,
             error,
         };
-        let known = knowledge(machine, &state, &knowers).map_err(reason)?;
+        let known = knowledge(machine, &state).map_err(reason)?;
         let text = if pretty {
             trace::pretty(roles, number, step) + &pretty_knowledge(roles, &known)
         } else {
@@ -210,29 +208,8 @@ fn replay_knowing<R: rand::Rng>(
     outcome
 }
 
-/// The roles the rules ask the knowledge of: those the knowledge machine keeps classes for
-/// (it refuses the question for the others).
-fn knowers(machine: &mut Machine, state: &MachineState) -> Result<Vec<bool>, ReasonError> {
-    let (Machine::Knowledge(m, _), MachineState::Knowledge(history)) = (machine, state) else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for role in 0..m.roles().len() {
-        match m.class_size(history, role) {
-            Ok(_) => out.push(true),
-            Err(ReasonError::BadRequest(_)) => out.push(false),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
-}
-
 /// What is known after the history `state`.
-fn knowledge(
-    machine: &mut Machine,
-    state: &MachineState,
-    knowers: &[bool],
-) -> Result<Knowledge, ReasonError> {
+fn knowledge(machine: &mut Machine, state: &MachineState) -> Result<Knowledge, ReasonError> {
     let (Machine::Knowledge(m, _), MachineState::Knowledge(history)) = (machine, state) else {
         return Err(ReasonError::BadRequest(
             "knowledge is only kept by the machine over histories".into(),
@@ -244,12 +221,11 @@ fn knowledge(
         roles: Vec::new(),
         common: Vec::new(),
     };
-    for (role, &asked) in roles.iter().zip(knowers) {
-        if !asked {
+    for (index, role) in roles.iter().enumerate() {
+        if !m.knowers().contains(&index) {
             known.roles.push(None);
             continue;
         }
-        let index = known.roles.len();
         let mut knows: Vec<String> = atoms
             .iter()
             .filter(|&&a| m.terms().args(a).len() == 2 && m.terms().args(a)[0] == *role)
