@@ -460,3 +460,115 @@ fn what_a_gdl2_player_is_sent_is_clean_and_spelled_as_the_rules() {
         }
     }
 }
+
+/// GDL-III, spelled in mixed case: the Contestant wins only by *knowing* where the car is when
+/// it guesses (the Hint names the other door), so the referee must reason `(knows …)`.
+const KNOWING_DOORS: &str = "; Two doors; the Contestant must know where the car is.
+(role Contestant)
+(role random)
+(Door Left) (Door Right)
+(init (Phase Hide))
+(<= (legal random (HideCar ?d)) (true (Phase Hide)) (Door ?d))
+(<= (legal Contestant (PickDoor ?d)) (true (Phase Hide)) (Door ?d))
+(<= (legal random Wait) (true (Phase Guess)))
+(<= (legal Contestant (Guess ?d)) (true (Phase Guess)) (Door ?d))
+(<= (next (Car ?d)) (does random (HideCar ?d)))
+(<= (next (Car ?d)) (true (Car ?d)))
+(<= (next (Guessed ?d)) (does Contestant (Guess ?d)))
+(<= (next (Phase Guess)) (true (Phase Hide)))
+(<= (next (Phase Over)) (true (Phase Guess)))
+; The Hint: the door the car is not behind.
+(<= (sees Contestant (Hint ?d)) (does random (HideCar ?e)) (Door ?d) (distinct ?d ?e))
+(<= (CarAt ?d) (true (Car ?d)))
+(<= Won (true (Guessed ?d)) (knows Contestant (CarAt ?d)))
+(<= terminal (true (Phase Over)))
+(<= (goal Contestant 100) Won)
+(<= (goal Contestant 0) (not Won))
+(goal random 0)
+";
+
+#[test]
+fn what_a_gdl3_player_is_sent_is_clean_and_spelled_as_the_rules() {
+    let path = temp_file("interop-knowing-doors.kif", KNOWING_DOORS);
+    let sentences = written_sentences(KNOWING_DOORS);
+    let mut symbols = HashSet::new();
+    sentences.iter().for_each(|s| atoms(s, &mut symbols));
+    // The Contestant's player records what it is sent and guesses the door the Hint does not
+    // name: it knows where the car is, and wins.
+    let received = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = received.clone();
+    let (url, _) = scripted_player(move |body| {
+        log.lock().unwrap().push(body.to_string());
+        let command = body.trim_start_matches('(').to_ascii_uppercase();
+        Some(
+            if command.starts_with("INFO") || command.starts_with("START") {
+                "ready"
+            } else if body.contains("(Hint Right)") {
+                "(Guess Left)"
+            } else if body.contains("(Hint Left)") {
+                "(Guess Right)"
+            } else {
+                "(PickDoor Left)"
+            }
+            .to_string(),
+        )
+    });
+    let player = format!("gdl2:{url}");
+    let out = ggp(&[
+        "match",
+        path.to_str().unwrap(),
+        "--no-db",
+        "--startclock",
+        "5",
+        "--playclock",
+        "2",
+        "--id",
+        "interop.3",
+        "--player",
+        &player,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let contestant = text(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("Contestant "))
+        .map(str::to_string);
+    let fields: Vec<&str> = contestant
+        .as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert!(
+        fields.ends_with(&["0", "100"]),
+        "the Contestant, without an error, knew and won: {}",
+        text(&out.stdout)
+    );
+    let received = received.lock().unwrap().clone();
+    let forms: Vec<Vec<Sexp>> = received
+        .iter()
+        .filter(|m| !m.starts_with("(INFO") && !m.starts_with("(info"))
+        .map(|m| match one(m) {
+            Sexp::List(items) => items,
+            atom => panic!("not a list: {atom:?}"),
+        })
+        .collect();
+    let [start, plays @ ..] = forms.as_slice() else {
+        panic!("{received:?}")
+    };
+    let [_, _, Sexp::Atom(role), Sexp::List(rules), ..] = start.as_slice() else {
+        panic!("{}", received[0])
+    };
+    assert_eq!(role, "Contestant");
+    assert_eq!(rules, &sentences, "the rules sent, without comments");
+    let mut used = HashSet::new();
+    for items in plays {
+        items[2..].iter().for_each(|s| atoms(s, &mut used));
+    }
+    used.remove("NIL");
+    for symbol in &used {
+        assert!(
+            symbols.contains(symbol),
+            "`{symbol}` is not spelled as in the rules: {received:?}"
+        );
+    }
+    assert!(used.contains("Hint"), "{received:?}");
+}
